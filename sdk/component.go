@@ -1,0 +1,52 @@
+package sdk
+
+import "fmt"
+
+// Component is one named plugin implementation in a binary. Exactly one of
+// Source, Partitioner, Sink and Maintenance is set.
+type Component struct {
+	// Name is what connector configs use ("datagen", "iceberg", "hash").
+	Name string
+	// Aliases are other names accepted for it (a Kafka Connect class name).
+	Aliases []string
+	Version string
+	Summary string
+	Spec    Spec
+
+	Source      Source
+	Partitioner Partitioner
+	Sink        Sink
+	Maintenance Maintenance
+}
+
+// Kind returns which plugin kind the component implements.
+func (c Component) Kind() Kind {
+	switch {
+	case c.Source != nil:
+		return KindSource
+	case c.Partitioner != nil:
+		return KindPartitioner
+	case c.Sink != nil:
+		return KindSink
+	case c.Maintenance != nil:
+		return KindMaintenance
+	}
+	return ""
+}
+
+// check reports a malformed component declaration.
+func (c Component) check() error {
+	n := 0
+	for _, set := range []bool{c.Source != nil, c.Partitioner != nil, c.Sink != nil, c.Maintenance != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case c.Name == "":
+		return fmt.Errorf("sdk: a component has no Name")
+	case n != 1:
+		return fmt.Errorf("sdk: component %q must set exactly one of Source, Partitioner, Sink, Maintenance (it sets %d)", c.Name, n)
+	}
+	return nil
+}

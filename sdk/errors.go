@@ -1,0 +1,31 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrEndOfInput is returned by [SourceTask.Read] when the source has nothing
+// more to read, ever (a bounded datagen run, for example). The host then
+// makes a final checkpoint and stops calling Read.
+var ErrEndOfInput = errors.New("end of input")
+
+// ErrSchemaRejected is wrapped by [SinkTask] and [SourceHost.AdmitSchema]
+// when rows of a schema cannot be written (an incompatible evolution).
+// Records of that schema go to the dead-letter queue or fail the task,
+// according to errors.tolerance.
+var ErrSchemaRejected = errors.New("schema rejected")
+
+// ErrRecordTooLarge is returned when a single record does not fit in one
+// plugin protocol message. The error names the record's source position.
+var ErrRecordTooLarge = errors.New("record larger than the plugin message limit")
+
+// ErrUnsupported is returned by the protocol layer when a plugin does not
+// implement an optional capability (for example [SinkTaskWithFrontier]).
+var ErrUnsupported = errors.New("not supported by this plugin")
+
+// RejectSchema wraps [ErrSchemaRejected] with the reason, which should name
+// the field and both types.
+func RejectSchema(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrSchemaRejected, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,39 @@
+package sdk
+
+import (
+	"context"
+	"log/slog"
+)
+
+// Partitioner picks a writer for every record. A connector opens it once.
+type Partitioner interface {
+	// Open prepares the connector's partitioner for req.Writers writers.
+	Open(ctx context.Context, req PartitionerOpenRequest) (PartitionerTask, error)
+}
+
+// PartitionerOpenRequest carries what a partitioner needs.
+type PartitionerOpenRequest struct {
+	Connector string
+	// Config holds every key of the connector, with defaults applied, so a
+	// partitioner can read the sink's partition spec too.
+	Config  Config
+	Writers int
+	Logger  *slog.Logger
+}
+
+// PartitionerTask assigns records to writers. Partition is called from
+// several goroutines at once (one per source task); it must be safe for
+// concurrent use.
+type PartitionerTask interface {
+	// Partition returns one writer index in [0, Writers) per record of
+	// batch, in record order. The batch is only valid during the call.
+	Partition(ctx context.Context, batch Batch) ([]uint32, error)
+	// Close releases the task.
+	Close(ctx context.Context) error
+}
+
+// PartitionerWithLoad is an optional extension: a partitioner that tracks
+// per-writer load reports it, for status and metrics (1.0 = even share).
+type PartitionerWithLoad interface {
+	Load() []float64
+}

@@ -1,0 +1,122 @@
+package sdk
+
+import (
+	"context"
+	"log/slog"
+)
+
+// Sink writes records to an external system in two phases: writers write
+// files (Write, Flush) and a committer registers them (Commit). A connector
+// opens it once per process, for all of its writers.
+type Sink interface {
+	Open(ctx context.Context, req SinkOpenRequest) (SinkTask, error)
+}
+
+// SinkOpenRequest carries what a sink needs.
+type SinkOpenRequest struct {
+	Connector string
+	Config    Config
+	// Writers is the number of writers (the connector's tasks.max).
+	Writers int
+	Logger  *slog.Logger
+}
+
+// SinkTask is a connector's open sink.
+//
+// Ordering: Write may be called concurrently (one goroutine per source
+// task). Every Write of checkpoint N returns before Flush(N) is called;
+// Writes of N+1 may arrive before Flush(N), and a writer that sees them
+// must close its files of N first. Flush calls come in checkpoint order.
+// Commit(N) comes after Flush(N), possibly while Writes and the Flush of
+// later checkpoints run (pipelining), and Commit calls come in checkpoint
+// order, never concurrently.
+type SinkTask interface {
+	// Write hands one batch to the writers: record i goes to writer
+	// writers[i] (writer 0 for all when writers is empty). It may block
+	// while writers are busy: that is backpressure. Records the sink
+	// cannot write go back as rejected, with the reason; an error fails
+	// the connector's tasks.
+	Write(ctx context.Context, req WriteRequest) ([]Rejected, error)
+	// Flush closes every writer's files of a checkpoint and returns their
+	// description (phase 1). It registers nothing: a crash after Flush
+	// leaves orphan files, never visible rows.
+	Flush(ctx context.Context, checkpoint uint64) ([]WriteResult, error)
+	// Commit registers the files of a checkpoint in one commit per table
+	// (phase 2), recording ranges so that recovery and fencing can use
+	// them. results may come from writers of other processes. An error
+	// means nothing of the checkpoint is visible; the host retries.
+	Commit(ctx context.Context, req CommitRequest) ([]TableCommit, error)
+	// Close releases everything. Uncommitted files are left as orphans.
+	Close(ctx context.Context) error
+}
+
+// SinkTaskWithFrontier is implemented by sinks that store source positions
+// with their data (floe's exactly-once mode). The host resumes sources from
+// the frontier and never from anywhere else.
+type SinkTaskWithFrontier interface {
+	// Frontier returns, per source partition, the position after the last
+	// record the sink holds, and the last committed checkpoint id.
+	Frontier(ctx context.Context) (Frontier, error)
+}
+
+// SinkTaskWithSchemas is implemented by sinks that must prepare for a new
+// value schema (create or evolve tables) before rows of it arrive.
+type SinkTaskWithSchemas interface {
+	// PrepareSchema readies the sink for rows of s. It returns the changes
+	// it made, for logs, or an error wrapping [ErrSchemaRejected] with a
+	// reason naming the field and both types.
+	PrepareSchema(ctx context.Context, s Schema) ([]string, error)
+}
+
+// Frontier is what a sink holds of each source partition.
+type Frontier struct {
+	Positions  map[string]int64
+	Checkpoint uint64
+}
+
+// WriteRequest is one batch for the writers.
+type WriteRequest struct {
+	Checkpoint uint64
+	Batch      Batch
+	// Writers holds one writer index per record, or nothing (writer 0).
+	Writers []uint32
+}
+
+// Rejected is a record the sink could not write.
+type Rejected struct {
+	Offset int64
+	Reason string
+}
+
+// WriteResult describes what one writer wrote for a checkpoint. Payload is
+// opaque to the host and is handed back to Commit unchanged.
+type WriteResult struct {
+	Payload []byte
+	Writer  int
+	Records int64
+	Bytes   int64
+	Files   int
+}
+
+// Range is what a checkpoint covers of one source partition.
+type Range struct {
+	Partition string
+	From      int64
+	Next      int64
+}
+
+// CommitRequest is one checkpoint's phase 2.
+type CommitRequest struct {
+	Checkpoint uint64
+	Ranges     []Range
+	Results    []WriteResult
+}
+
+// TableCommit reports one table's commit of a checkpoint.
+type TableCommit struct {
+	Table      string
+	SnapshotID int64
+	Records    int64
+	Files      int
+	Attempts   int
+}
