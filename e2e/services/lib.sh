@@ -78,5 +78,5 @@ stop_pids() {
 	done
 }
 
-# kafka_classpath is the jar folder of the pinned Kafka in the cache.
+# kafka_libs_dir is the jar folder of the pinned Kafka in the cache.
 kafka_libs_dir() { echo "$FLOE_CACHE_DIR/kafka-$KAFKA_VERSION/libs"; }

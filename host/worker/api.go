@@ -1,0 +1,262 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// API is what a floe worker offers its REST API and CLI: Kafka Connect's
+// operations, with Connect's meanings. *Worker implements it.
+//
+// Errors: [ErrNotFound], [ErrExists], [ErrRebalancing] and [ErrBadState]
+// wrap the cause; a config that does not validate comes back as
+// *ValidationError carrying Connect's ConfigInfos.
+type API interface {
+	// ServerInfo answers GET /.
+	ServerInfo() ServerInfo
+	// Ready reports whether startup finished (GET /health).
+	Ready() error
+
+	Connectors() []string
+	Connector(name string) (ConnectorInfo, error)
+	ConnectorStatus(name string) (ConnectorStatus, error)
+	// CreateConnector validates and starts a connector in initial state
+	// (RUNNING when empty, PAUSED or STOPPED).
+	CreateConnector(ctx context.Context, name string, config map[string]string, initial State) (ConnectorInfo, error)
+	// PutConnectorConfig creates or replaces; created reports which.
+	PutConnectorConfig(ctx context.Context, name string, config map[string]string) (info ConnectorInfo, created bool, err error)
+	// PatchConnectorConfig merges patch into the config; a null value
+	// (nil pointer) removes the key.
+	PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error)
+	DeleteConnector(ctx context.Context, name string) error
+
+	// RestartConnector restarts the connector and, with includeTasks, its
+	// tasks; onlyFailed limits it to FAILED instances.
+	RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error)
+	RestartTask(ctx context.Context, name string, task int) error
+	Pause(ctx context.Context, name string) error
+	Resume(ctx context.Context, name string) error
+	Stop(ctx context.Context, name string) error
+
+	Tasks(name string) ([]TaskInfo, error)
+	TaskStatus(name string, task int) (TaskState, error)
+
+	// Offsets returns the positions the sink holds (the table's frontier).
+	Offsets(ctx context.Context, name string) ([]Offset, error)
+	// AlterOffsets and ResetOffsets need the connector STOPPED.
+	AlterOffsets(ctx context.Context, name string, offsets []Offset) error
+	ResetOffsets(ctx context.Context, name string) error
+	// Topics lists the topics the connector has used since the last reset.
+	Topics(name string) ([]string, error)
+	ResetTopics(name string) error
+
+	// Plugins lists components; connectorsOnly keeps sources and sinks.
+	Plugins(connectorsOnly bool) []PluginInfo
+	PluginConfig(name string) ([]ConfigDef, error)
+	// Validate checks a connector config as if created with plugin
+	// (the config's connector.class) and returns Connect's ConfigInfos.
+	Validate(ctx context.Context, plugin string, config map[string]string) (ConfigInfos, error)
+
+	// Tables returns table health and maintenance history of a connector.
+	Tables(ctx context.Context, name string) (TablesReport, error)
+}
+
+// Errors the API wraps.
+var (
+	// ErrNotFound: no such connector, task or plugin (HTTP 404).
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a connector of that name exists already (HTTP 409).
+	ErrExists = errors.New("already exists")
+	// ErrRebalancing: the worker is rebalancing; retry (HTTP 409).
+	ErrRebalancing = errors.New("cannot complete request momentarily due to rebalance")
+	// ErrBadState: the operation needs another connector state (HTTP 400
+	// for offsets on a connector that is not STOPPED).
+	ErrBadState = errors.New("connector is not in the required state")
+)
+
+// ValidationError carries Connect's ConfigInfos for a config that does not
+// validate (HTTP 400).
+type ValidationError struct {
+	Infos ConfigInfos
+}
+
+func (e *ValidationError) Error() string {
+	msg := "connector configuration is invalid and contains the following errors:"
+	for _, c := range e.Infos.Configs {
+		for _, m := range c.Value.Errors {
+			msg += "\n" + c.Value.Name + ": " + m
+		}
+	}
+	return msg
+}
+
+// State is a connector's or task's state, with Connect's names.
+type State string
+
+// States.
+const (
+	StateUnassigned State = "UNASSIGNED"
+	StateRunning    State = "RUNNING"
+	StatePaused     State = "PAUSED"
+	StateStopped    State = "STOPPED"
+	StateFailed     State = "FAILED"
+	StateRestarting State = "RESTARTING"
+)
+
+// ServerInfo is the body of GET /.
+type ServerInfo struct {
+	Version        string `json:"version"`
+	Commit         string `json:"commit"`
+	KafkaClusterID string `json:"kafka_cluster_id"`
+}
+
+// ConnectorInfo is Connect's connector description.
+type ConnectorInfo struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []TaskID          `json:"tasks"`
+	Type   string            `json:"type"`
+}
+
+// TaskID names a task.
+type TaskID struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
+// TaskInfo is one entry of GET /connectors/{c}/tasks.
+type TaskInfo struct {
+	ID     TaskID            `json:"id"`
+	Config map[string]string `json:"config"`
+}
+
+// ConnectorStatus is Connect's status document plus floe's extras.
+type ConnectorStatus struct {
+	Name      string         `json:"name"`
+	Connector ConnectorState `json:"connector"`
+	Tasks     []TaskState    `json:"tasks"`
+	Type      string         `json:"type"`
+	// Floe holds what Connect has no field for: checkpoints, commits,
+	// per-writer load, dead letters.
+	Floe *Progress `json:"floe,omitempty"`
+}
+
+// ConnectorState is the connector part of a status.
+type ConnectorState struct {
+	State    State  `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// TaskState is one task's status.
+type TaskState struct {
+	ID       int    `json:"id"`
+	State    State  `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// Progress is floe's view of a running connector.
+type Progress struct {
+	RecordsIn          int64     `json:"records_in"`
+	RecordsOut         int64     `json:"records_out"`
+	DeadLetters        int64     `json:"dead_letters"`
+	Checkpoint         uint64    `json:"checkpoint"`
+	CommittedAt        time.Time `json:"committed_at,omitzero"`
+	Commits            int64     `json:"commits"`
+	FilesWritten       int64     `json:"files_written"`
+	PendingCheckpoints int       `json:"pending_checkpoints"`
+	WriterLoad         []float64 `json:"writer_load,omitempty"`
+	PluginRestarts     int64     `json:"plugin_restarts"`
+	EndOfInput         bool      `json:"end_of_input"`
+}
+
+// Offset is one entry of Connect's offsets document. For Kafka partitions
+// Partition holds kafka_topic and kafka_partition and Offset holds
+// kafka_offset, as Connect's sink connectors report them.
+type Offset struct {
+	Partition map[string]any `json:"partition"`
+	Offset    map[string]any `json:"offset"`
+}
+
+// PluginInfo is one entry of GET /connector-plugins.
+type PluginInfo struct {
+	Class   string `json:"class"`
+	Type    string `json:"type"`
+	Version string `json:"version"`
+}
+
+// ConfigDef is Connect's config key definition.
+type ConfigDef struct {
+	Name          string   `json:"name"`
+	Type          string   `json:"type"`
+	Required      bool     `json:"required"`
+	DefaultValue  *string  `json:"default_value"`
+	Importance    string   `json:"importance"`
+	Documentation string   `json:"documentation"`
+	Group         string   `json:"group"`
+	Width         string   `json:"width"`
+	DisplayName   string   `json:"display_name"`
+	Dependents    []string `json:"dependents"`
+	Order         int      `json:"order"`
+}
+
+// ConfigInfos is Connect's answer to config/validate.
+type ConfigInfos struct {
+	Name       string       `json:"name"`
+	ErrorCount int          `json:"error_count"`
+	Groups     []string     `json:"groups"`
+	Configs    []ConfigInfo `json:"configs"`
+}
+
+// ConfigInfo pairs a definition with the value given and its errors.
+type ConfigInfo struct {
+	Definition ConfigDef   `json:"definition"`
+	Value      ConfigValue `json:"value"`
+}
+
+// ConfigValue is the validated value of one key. Secret values are never
+// echoed: Value is then null.
+type ConfigValue struct {
+	Name              string   `json:"name"`
+	Value             *string  `json:"value"`
+	RecommendedValues []string `json:"recommended_values"`
+	Errors            []string `json:"errors"`
+	Visible           bool     `json:"visible"`
+}
+
+// TablesReport is floe's table-health answer for a connector.
+type TablesReport struct {
+	Tables []TableHealth    `json:"tables"`
+	Runs   []MaintenanceRun `json:"maintenance_runs"`
+}
+
+// TableHealth mirrors the maintenance plugin's view of a table.
+type TableHealth struct {
+	Table         string    `json:"table"`
+	Snapshots     int64     `json:"snapshots"`
+	DataFiles     int64     `json:"data_files"`
+	SmallFiles    int64     `json:"small_files"`
+	DeleteFiles   int64     `json:"delete_files"`
+	DataBytes     int64     `json:"data_bytes"`
+	Records       int64     `json:"records"`
+	Manifests     int64     `json:"manifests"`
+	MetadataBytes int64     `json:"metadata_bytes"`
+	LastCommit    time.Time `json:"last_commit,omitzero"`
+}
+
+// MaintenanceRun is one maintenance task run.
+type MaintenanceRun struct {
+	Table       string        `json:"table"`
+	Task        string        `json:"task"`
+	Trigger     string        `json:"trigger"`
+	Started     time.Time     `json:"started"`
+	Duration    time.Duration `json:"duration_ns"`
+	FilesBefore int64         `json:"files_before"`
+	FilesAfter  int64         `json:"files_after"`
+	BytesBefore int64         `json:"bytes_before"`
+	BytesAfter  int64         `json:"bytes_after"`
+	Error       string        `json:"error,omitempty"`
+	Detail      string        `json:"detail,omitempty"`
+}

@@ -1,0 +1,2 @@
+package schemas
+import _ "github.com/uptrace/bun/driver/sqliteshim"
