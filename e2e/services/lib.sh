@@ -1,8 +1,13 @@
-# shellcheck shell=bash
-# Helpers shared by up, down and kafka-tool. Sourced, never run.
+# shellcheck shell=bash disable=SC2034
+# Helpers shared by up, down, smoke and kafka-tool. Sourced, never run
+# (hence SC2034: the constants are used by the scripts that source this).
 
 FLOE_SERVICES_DIR="${FLOE_SERVICES_DIR:-/tmp/floe-services}"
 FLOE_CACHE_DIR="${FLOE_CACHE_DIR:-$HOME/.cache/floe}"
+# Absolute, because these paths end up in server configs and in the env
+# file that tests read from other working directories.
+[[ "$FLOE_SERVICES_DIR" == /* ]] || FLOE_SERVICES_DIR="$PWD/$FLOE_SERVICES_DIR"
+[[ "$FLOE_CACHE_DIR" == /* ]] || FLOE_CACHE_DIR="$PWD/$FLOE_CACHE_DIR"
 ENV_FILE="$FLOE_SERVICES_DIR/env"
 
 # Pinned versions. Overridable so a test run can try a newer one without an
@@ -47,6 +52,8 @@ env_pids() {
 	# shellcheck disable=SC1090
 	(
 		source "$ENV_FILE"
+		# Unquoted on purpose: FLOE_KAFKA_PIDS holds one pid per broker.
+		# shellcheck disable=SC2086
 		printf '%s\n' ${FLOE_KAFKA_PIDS:-} ${FLOE_SCHEMA_REGISTRY_PID:-} ${FLOE_POSTGRES_PID:-}
 	) | grep -E '^[0-9]+$' || true
 }
