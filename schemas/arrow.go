@@ -2,7 +2,6 @@ package schemas
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -436,7 +435,3 @@ func typeName(s avro.Schema) string {
 	}
 	return string(s.Type())
 }
-
-// maxMicros bounds a millisecond value that can be scaled to microseconds
-// without overflowing int64.
-const maxMillis = math.MaxInt64 / 1000

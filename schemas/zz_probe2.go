@@ -1,2 +1,0 @@
-package schemas
-import _ "github.com/uptrace/bun/driver/sqliteshim"
