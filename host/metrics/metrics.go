@@ -1,0 +1,220 @@
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics is a worker's set of collectors and the registry that holds them.
+// It is safe for concurrent use.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	recordsIn          *prometheus.CounterVec
+	bytesIn            *prometheus.CounterVec
+	recordsOut         *prometheus.CounterVec
+	batchesInFlight    *prometheus.GaugeVec
+	checkpoints        *prometheus.CounterVec
+	checkpointDuration *prometheus.HistogramVec
+	commits            *prometheus.CounterVec
+	commitFailures     *prometheus.CounterVec
+	commitDuration     *prometheus.HistogramVec
+	commitLag          *prometheus.GaugeVec
+	pendingCheckpoints *prometheus.GaugeVec
+	filesWritten       *prometheus.CounterVec
+	pluginRestarts     *prometheus.CounterVec
+	deadLetters        *prometheus.CounterVec
+	writerLoad         *prometheus.GaugeVec
+}
+
+// latencyBuckets spans 5 ms to about 80 s, enough for a 1 s commit
+// interval and for a commit stuck in retries alike.
+var latencyBuckets = prometheus.ExponentialBuckets(0.005, 2, 15)
+
+// New creates the collectors in a fresh registry, together with the Go
+// runtime and process collectors.
+func New() *Metrics {
+	reg := prometheus.NewRegistry()
+	conn := []string{"connector"}
+	task := []string{"connector", "task"}
+	m := &Metrics{
+		reg: reg,
+		recordsIn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_records_in_total", Help: "Records read from the source, per task.",
+		}, task),
+		bytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_bytes_in_total", Help: "Bytes of batches (Arrow IPC) read from the source, per task.",
+		}, task),
+		recordsOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_records_out_total", Help: "Records made visible by sink commits.",
+		}, conn),
+		batchesInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "floe_batches_in_flight", Help: "Batches read but not yet acknowledged by the sink, per task.",
+		}, task),
+		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_checkpoints_total", Help: "Checkpoints flushed (empty checkpoints are not counted).",
+		}, conn),
+		checkpointDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "floe_checkpoint_duration_seconds", Help: "Time from a checkpoint barrier to the end of its flush.",
+			Buckets: latencyBuckets,
+		}, conn),
+		commits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_commits_total", Help: "Checkpoints committed by the sink.",
+		}, conn),
+		commitFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_commit_failures_total", Help: "Failed commit attempts (each is retried up to the limit).",
+		}, conn),
+		commitDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "floe_commit_duration_seconds", Help: "Time the sink took to commit a checkpoint, retries included.",
+			Buckets: latencyBuckets,
+		}, conn),
+		commitLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "floe_commit_lag_seconds", Help: "At the last commit: now minus the receive time of the oldest batch it covered.",
+		}, conn),
+		pendingCheckpoints: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "floe_pending_checkpoints", Help: "Checkpoints flushed or flushing and not yet committed.",
+		}, conn),
+		filesWritten: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_files_written_total", Help: "Data files written by the sink's writers.",
+		}, conn),
+		pluginRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_plugin_restarts_total", Help: "Plugin process restarts after a crash, per plugin kind.",
+		}, []string{"connector", "kind"}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_dead_letters_total", Help: "Records sent to the dead-letter queue (or only logged when no DLQ topic is set).",
+		}, conn),
+		writerLoad: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "floe_writer_load", Help: "Per-writer load as the partitioner reports it (1.0 = even share).",
+		}, []string{"connector", "writer"}),
+	}
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.recordsIn, m.bytesIn, m.recordsOut, m.batchesInFlight,
+		m.checkpoints, m.checkpointDuration, m.commits, m.commitFailures,
+		m.commitDuration, m.commitLag, m.pendingCheckpoints, m.filesWritten,
+		m.pluginRestarts, m.deadLetters, m.writerLoad,
+	)
+	return m
+}
+
+// Registry returns the registry to serve on /metrics.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Connector returns the view of one connector's series.
+func (m *Metrics) Connector(name string) *Connector {
+	return &Connector{m: m, name: name}
+}
+
+// Forget removes every series of a connector (after it is deleted).
+func (m *Metrics) Forget(name string) {
+	l := prometheus.Labels{"connector": name}
+	m.recordsIn.DeletePartialMatch(l)
+	m.bytesIn.DeletePartialMatch(l)
+	m.recordsOut.DeletePartialMatch(l)
+	m.batchesInFlight.DeletePartialMatch(l)
+	m.checkpoints.DeletePartialMatch(l)
+	m.checkpointDuration.DeletePartialMatch(l)
+	m.commits.DeletePartialMatch(l)
+	m.commitFailures.DeletePartialMatch(l)
+	m.commitDuration.DeletePartialMatch(l)
+	m.commitLag.DeletePartialMatch(l)
+	m.pendingCheckpoints.DeletePartialMatch(l)
+	m.filesWritten.DeletePartialMatch(l)
+	m.pluginRestarts.DeletePartialMatch(l)
+	m.deadLetters.DeletePartialMatch(l)
+	m.writerLoad.DeletePartialMatch(l)
+}
+
+// Connector records one connector's series. A nil *Connector records
+// nothing, so code under test may pass none. Methods are safe for
+// concurrent use.
+type Connector struct {
+	m    *Metrics
+	name string
+}
+
+// RecordsIn counts records and bytes a task read.
+func (c *Connector) RecordsIn(task int, records, bytes int64) {
+	if c == nil {
+		return
+	}
+	t := strconv.Itoa(task)
+	c.m.recordsIn.WithLabelValues(c.name, t).Add(float64(records))
+	c.m.bytesIn.WithLabelValues(c.name, t).Add(float64(bytes))
+}
+
+// BatchesInFlight moves a task's in-flight gauge by delta.
+func (c *Connector) BatchesInFlight(task int, delta int) {
+	if c == nil {
+		return
+	}
+	c.m.batchesInFlight.WithLabelValues(c.name, strconv.Itoa(task)).Add(float64(delta))
+}
+
+// Checkpoint records a flushed checkpoint: d is barrier to flush done.
+func (c *Connector) Checkpoint(d time.Duration, files int) {
+	if c == nil {
+		return
+	}
+	c.m.checkpoints.WithLabelValues(c.name).Inc()
+	c.m.checkpointDuration.WithLabelValues(c.name).Observe(d.Seconds())
+	c.m.filesWritten.WithLabelValues(c.name).Add(float64(files))
+}
+
+// Commit records a committed checkpoint: d is the commit's duration with
+// retries, lag is now minus the receive time of its oldest batch.
+func (c *Connector) Commit(d, lag time.Duration, records int64) {
+	if c == nil {
+		return
+	}
+	c.m.commits.WithLabelValues(c.name).Inc()
+	c.m.commitDuration.WithLabelValues(c.name).Observe(d.Seconds())
+	c.m.commitLag.WithLabelValues(c.name).Set(lag.Seconds())
+	c.m.recordsOut.WithLabelValues(c.name).Add(float64(records))
+}
+
+// CommitFailure counts one failed commit attempt.
+func (c *Connector) CommitFailure() {
+	if c == nil {
+		return
+	}
+	c.m.commitFailures.WithLabelValues(c.name).Inc()
+}
+
+// PendingCheckpoints sets how many checkpoints wait for their commit.
+func (c *Connector) PendingCheckpoints(n int) {
+	if c == nil {
+		return
+	}
+	c.m.pendingCheckpoints.WithLabelValues(c.name).Set(float64(n))
+}
+
+// PluginRestart counts a restart of the plugin process of a kind.
+func (c *Connector) PluginRestart(kind string) {
+	if c == nil {
+		return
+	}
+	c.m.pluginRestarts.WithLabelValues(c.name, kind).Inc()
+}
+
+// DeadLetters counts records sent to the dead-letter queue.
+func (c *Connector) DeadLetters(n int) {
+	if c == nil {
+		return
+	}
+	c.m.deadLetters.WithLabelValues(c.name).Add(float64(n))
+}
+
+// WriterLoad sets the per-writer load the partitioner reported.
+func (c *Connector) WriterLoad(load []float64) {
+	if c == nil {
+		return
+	}
+	for i, v := range load {
+		c.m.writerLoad.WithLabelValues(c.name, strconv.Itoa(i)).Set(v)
+	}
+}

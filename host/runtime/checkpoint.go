@@ -1,0 +1,202 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/floehq/floe/host/store"
+	"github.com/floehq/floe/sdk"
+)
+
+// barrier takes checkpoint N = the current epoch: it waits for room among
+// the pending checkpoints (checkpoint.max.pending; ingestion goes on
+// meanwhile, up to checkpoint.max.buffered.bytes), takes the gate
+// exclusively (every Write of N has returned), snapshots the ranges
+// [frontier at the previous barrier, frontier now), bumps the epoch to
+// N+1 and releases the gate; then, with writes of N+1 flowing, it calls
+// Flush(N) and hands the checkpoint to the committer. A checkpoint with
+// no ranges is no checkpoint: nothing is flushed or committed.
+//
+// Only the checkpointer goroutine calls barrier (and run, for the final
+// one, after the checkpointer returned).
+func (s *session) barrier() error {
+	select {
+	case s.pending <- struct{}{}:
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	}
+	start := time.Now()
+	s.gate.Lock()
+	s.mu.Lock()
+	var ranges []sdk.Range
+	for p, next := range s.accepted {
+		if from, ok := s.base[p]; !ok || from != next {
+			ranges = append(ranges, sdk.Range{Partition: p, From: from, Next: next})
+		}
+	}
+	if len(ranges) == 0 {
+		s.mu.Unlock()
+		s.gate.Unlock()
+		<-s.pending
+		return nil
+	}
+	slices.SortFunc(ranges, func(a, b sdk.Range) int { return strings.Compare(a.Partition, b.Partition) })
+	cp := Checkpoint{
+		ID:      s.epoch,
+		Ranges:  ranges,
+		Records: s.epochRecords,
+		Bytes:   s.epochBytes,
+		Oldest:  s.epochOldest,
+		Barrier: start,
+	}
+	s.base = maps.Clone(s.accepted)
+	s.epoch++
+	s.epochBytes, s.epochRecords, s.epochOldest = 0, 0, time.Time{}
+	close(s.epochCh)
+	s.epochCh = make(chan struct{})
+	s.mu.Unlock()
+	s.gate.Unlock()
+
+	n := s.c.progress.pending.Add(1)
+	s.c.metrics.PendingCheckpoints(int(n))
+	results, err := s.sink.Flush(s.ctx, cp.ID)
+	if err != nil {
+		s.sinkFailed(fmt.Sprintf("flush of checkpoint %d", cp.ID), err)
+		return fmt.Errorf("flush of checkpoint %d: %w", cp.ID, err)
+	}
+	cp.Results = results
+	for _, r := range results {
+		cp.Files += r.Files
+	}
+	s.c.progress.files.Add(int64(cp.Files))
+	s.c.metrics.Checkpoint(time.Since(start), cp.Files)
+	s.c.logger.Debug("checkpoint flushed", "checkpoint", cp.ID, "partitions", len(ranges), "records", cp.Records, "files", cp.Files)
+	return s.results.Send(s.ctx, cp)
+}
+
+// commitLoop commits checkpoints in order until the channel is closed and
+// drained (nil) or the session is aborted.
+func (s *session) commitLoop() error {
+	for {
+		cp, err := s.results.Receive(s.ctx)
+		if errors.Is(err, ErrChannelClosed) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.commit(cp); err != nil {
+			return err
+		}
+	}
+}
+
+// commit makes one checkpoint visible, retrying with backoff. Past
+// Tuning.CommitMaxAttempts attempts or CommitMaxElapsed it fails the
+// connector: never stop committing silently. After success it records the
+// new frontier, acknowledges the sources and stores the offsets.
+func (s *session) commit(cp Checkpoint) error {
+	t := s.c.opts.Tuning
+	start := time.Now()
+	wait := t.CommitBackoff
+	var tcs []sdk.TableCommit
+	for attempt := 1; ; attempt++ {
+		var err error
+		tcs, err = s.sink.Commit(s.ctx, sdk.CommitRequest{Checkpoint: cp.ID, Ranges: cp.Ranges, Results: cp.Results})
+		if err == nil {
+			break
+		}
+		if s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+		if processGone(s.sinkProc, err) {
+			s.sinkFailed(fmt.Sprintf("commit of checkpoint %d", cp.ID), err)
+			return s.ctx.Err()
+		}
+		s.c.metrics.CommitFailure()
+		elapsed := time.Since(start)
+		if attempt >= t.CommitMaxAttempts || elapsed+wait > t.CommitMaxElapsed {
+			return fmt.Errorf("commit of checkpoint %d failed %d times over %s; the tasks stop so that nothing is acknowledged that is not in the table (restart the connector once the cause is fixed): %w",
+				cp.ID, attempt, elapsed.Round(time.Millisecond), err)
+		}
+		s.c.logger.Warn("commit failed; retrying", "checkpoint", cp.ID, "attempt", attempt, "retry_in", wait, "error", err)
+		if !sleepCtx(s.ctx, wait) {
+			return s.ctx.Err()
+		}
+		wait = min(2*wait, t.CommitMaxBackoff)
+	}
+	now := time.Now()
+	var records int64
+	for _, tc := range tcs {
+		records += tc.Records
+	}
+	if len(tcs) == 0 {
+		records = cp.Records
+	}
+
+	s.mu.Lock()
+	for _, r := range cp.Ranges {
+		s.committed[r.Partition] = r.Next
+	}
+	s.committedID = cp.ID
+	committed := maps.Clone(s.committed)
+	perTask := map[int]map[string]int64{}
+	for _, r := range cp.Ranges {
+		if i, ok := s.owner[r.Partition]; ok {
+			if perTask[i] == nil {
+				perTask[i] = map[string]int64{}
+			}
+			perTask[i][r.Partition] = r.Next
+		}
+	}
+	close(s.commitCh)
+	s.commitCh = make(chan struct{})
+	override := s.override
+	s.override = nil
+	s.mu.Unlock()
+
+	<-s.pending
+	n := s.c.progress.pending.Add(-1)
+	s.c.metrics.PendingCheckpoints(int(n))
+	s.c.progress.committed(cp.ID, now, records)
+	lag := time.Duration(0)
+	if !cp.Oldest.IsZero() {
+		lag = now.Sub(cp.Oldest)
+	}
+	s.c.metrics.Commit(now.Sub(start), lag, records)
+	s.c.noteTableCommits(tcs, now)
+	s.c.setCommitted(committed, cp.ID)
+	s.c.logger.Debug("checkpoint committed", "checkpoint", cp.ID, "records", records, "tables", len(tcs), "lag", lag)
+
+	s.runnersMu.Lock()
+	for i, pos := range perTask {
+		if r := s.runners[i]; r != nil {
+			r.acknowledge(pos)
+		}
+	}
+	s.runnersMu.Unlock()
+
+	ctx, cancel := s.c.closeCtx(s.ctx)
+	defer cancel()
+	if err := s.c.opts.Offsets.PutCommitted(ctx, s.c.opts.Name, store.Committed{
+		Checkpoint: cp.ID, Positions: committed, CommittedAt: now,
+	}); err != nil {
+		s.c.logger.Warn("cannot store the committed offsets (the sink holds them anyway)", "error", err)
+	}
+	if override != nil {
+		if err := s.c.opts.Offsets.DeleteOverride(ctx, s.c.opts.Name); err != nil {
+			s.c.logger.Warn("cannot delete the applied offset override", "error", err)
+		}
+	}
+
+	s.mu.Lock()
+	if s.eoiFlushed && len(s.pending) == 0 {
+		s.c.progress.endOfInput.Store(true)
+	}
+	s.mu.Unlock()
+	return nil
+}

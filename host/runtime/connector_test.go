@@ -1,0 +1,722 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/floehq/floe/host/metrics"
+	"github.com/floehq/floe/host/store"
+	"github.com/floehq/floe/sdk"
+	"github.com/floehq/floe/sdk/client"
+)
+
+type testEnv struct {
+	t     *testing.T
+	fp    *fakePlugins
+	opts  Options
+	store *store.Local
+}
+
+func newEnv(t *testing.T, src *fakeSourceCfg, cfg map[string]string) *testEnv {
+	t.Helper()
+	fp := newFakePlugins(t, src)
+	conf := map[string]string{
+		"name": "c", "connector.class": "fake-sink", "source": "fake-source",
+		"tasks.max": "2", "commit.interval.ms": "20", "plugin.restart.backoff.ms": "1",
+	}
+	maps.Copy(conf, cfg)
+	st, err := store.OpenLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := hclog.NewNullLogger()
+	if os.Getenv("FLOE_TEST_LOG") != "" {
+		logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
+	}
+	comps := map[sdk.Kind]string{sdk.KindSource: "fake-source", sdk.KindPartitioner: "fake-part", sdk.KindSink: "fake-sink"}
+	if m := conf["maintenance"]; m != "" {
+		comps[sdk.KindMaintenance] = m
+	}
+	return &testEnv{t: t, fp: fp, store: st, opts: Options{
+		Name: "c", Config: conf, Components: comps,
+		DataDir: t.TempDir(), Plugins: fp, Offsets: st, Statuses: st,
+		Metrics: metrics.New().Connector("c"), Logger: logger,
+		Tuning: Tuning{
+			ReadPoll: 20 * time.Millisecond, CommitBackoff: time.Millisecond, CommitMaxBackoff: 5 * time.Millisecond,
+			CloseTimeout: 2 * time.Second, RestartStableAfter: time.Hour, ShutdownTimeout: 10 * time.Second,
+		},
+	}}
+}
+
+func (e *testEnv) start(ctx context.Context) *Connector {
+	e.t.Helper()
+	c, err := Start(ctx, e.opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Stop(sctx)
+	})
+	return c
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkExactlyOnce verifies that the table holds every offset of
+// [0, count) of every partition exactly once, and no contract violation.
+func (e *testEnv) checkExactlyOnce(partitions int, count int64) {
+	e.t.Helper()
+	if v := e.fp.sink.violationsCopy(); len(v) > 0 {
+		e.t.Fatalf("sink contract violations:\n%s", strings.Join(v, "\n"))
+	}
+	total, dups := e.fp.sink.committedRows()
+	if dups > 0 {
+		e.t.Fatalf("%d rows committed more than once", dups)
+	}
+	if want := int64(partitions) * count; int64(total) != want {
+		e.t.Fatalf("committed %d rows, want %d", total, want)
+	}
+	fr := e.fp.sink.frontierCopy()
+	for p := range partitions {
+		if got := fr[fmt.Sprintf("topic/%d", p)]; got != count {
+			e.t.Fatalf("frontier of topic/%d = %d, want %d (frontier %v)", p, got, count, fr)
+		}
+	}
+}
+
+func TestBoundedRunCommitsEverythingOnce(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 5, count: 1000, batch: 37}
+	e := newEnv(t, src, map[string]string{"tasks.max": "3"})
+	e.fp.sink.maxPending = DefaultMaxPending
+	c := e.start(context.Background())
+	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(5, 1000)
+
+	st := c.Status()
+	if st.State != StateRunning || len(st.Tasks) != 3 {
+		t.Fatalf("status %+v", st)
+	}
+	for i, ts := range st.Tasks {
+		if ts.State != StateRunning {
+			t.Errorf("task %d is %s (%s); tasks stay RUNNING at end of input", i, ts.State, ts.Trace)
+		}
+	}
+	p := st.Progress
+	if p.RecordsIn < 5000 || p.RecordsOut != 5000 || p.Commits == 0 || p.Checkpoint == 0 || p.FilesWritten == 0 || len(p.WriterLoad) != 3 {
+		t.Errorf("progress %+v", p)
+	}
+	// The store holds the committed offsets, the connector reports them.
+	cm, err := e.store.Committed(context.Background(), "c")
+	if err != nil || cm.Positions["topic/4"] != 1000 || cm.Checkpoint != p.Checkpoint {
+		t.Errorf("stored offsets %+v %v", cm, err)
+	}
+	pos, ckpt, ok := c.Offsets()
+	if !ok || pos["topic/0"] != 1000 || ckpt != p.Checkpoint {
+		t.Errorf("Offsets() = %v %d %v", pos, ckpt, ok)
+	}
+	if got := c.Topics(); len(got) != 1 || got[0] != "topic" {
+		t.Errorf("topics %v", got)
+	}
+	if ts, _ := e.store.Topics(context.Background(), "c"); len(ts) != 1 {
+		t.Errorf("stored topics %v", ts)
+	}
+	// The source heard of the commits.
+	waitFor(t, 5*time.Second, "source commits", func() bool {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return src.commits["topic/3"] == 1000
+	})
+	// Plugin configs carry floe.data.dir and the start options the limits.
+	for _, cfg := range e.fp.sink.configs {
+		if cfg[KeyDataDir] != e.opts.DataDir {
+			t.Errorf("sink config without %s: %v", KeyDataDir, cfg)
+		}
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fp.live(); n != 0 {
+		t.Errorf("%d plugin processes still alive after Stop", n)
+	}
+}
+
+func TestCheckpointsEveryIntervalAndContiguousRanges(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 3, count: 0, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "15"})
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "10 commits", func() bool { return c.Status().Progress.Commits >= 10 })
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.fp.sink.mu.Lock()
+	commits := append([]sdk.CommitRequest(nil), e.fp.sink.commits...)
+	e.fp.sink.mu.Unlock()
+	next := map[string]int64{}
+	var last uint64
+	for _, cr := range commits {
+		if cr.Checkpoint <= last {
+			t.Fatalf("checkpoint %d after %d", cr.Checkpoint, last)
+		}
+		last = cr.Checkpoint
+		for _, r := range cr.Ranges {
+			if r.From != next[r.Partition] || r.Next <= r.From {
+				t.Fatalf("checkpoint %d: range %+v does not continue at %d", cr.Checkpoint, r, next[r.Partition])
+			}
+			next[r.Partition] = r.Next
+		}
+	}
+	if v := e.fp.sink.violationsCopy(); len(v) > 0 {
+		t.Fatalf("violations: %v", v)
+	}
+	// Shutdown committed everything that was read: the frontier equals
+	// what the source handed on.
+	total, dups := e.fp.sink.committedRows()
+	st := c.Status()
+	if dups != 0 || int64(total) != st.Progress.RecordsIn {
+		t.Fatalf("committed %d rows (%d dups), read %d", total, dups, st.Progress.RecordsIn)
+	}
+}
+
+func TestIdleConnectorMakesNoCommit(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 1, batch: 1}
+	e := newEnv(t, src, nil)
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	n := c.Status().Progress.Commits
+	time.Sleep(150 * time.Millisecond) // several commit intervals
+	if got := c.Status().Progress.Commits; got != n {
+		t.Fatalf("commits went from %d to %d with no data", n, got)
+	}
+}
+
+func TestSlowCommitDoesNotStallWrites(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 5, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10", "checkpoint.max.pending": "2"})
+	e.fp.sink.maxPending = 2
+	e.fp.sink.commitDelay = 150 * time.Millisecond
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "3 commits", func() bool { return c.Status().Progress.Commits >= 3 })
+	if n := e.fp.sink.writesDuringCommit.Load(); n == 0 {
+		t.Fatal("no write happened while a commit ran: commits are not pipelined")
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v := e.fp.sink.violationsCopy(); len(v) > 0 {
+		t.Fatalf("violations (pending bound?): %v", v)
+	}
+}
+
+func TestCommitRetriesThenSucceeds(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 100, batch: 10}
+	e := newEnv(t, src, nil)
+	e.fp.sink.commitFails = 3
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(2, 100)
+}
+
+func TestCommitFailsPastTheLimit(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 100, batch: 10}
+	e := newEnv(t, src, nil)
+	e.opts.Tuning.CommitMaxAttempts = 4
+	e.fp.sink.commitErr = errors.New("catalog unreachable")
+	c := e.start(context.Background())
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("connector did not fail")
+	}
+	st := c.Status()
+	if st.State != StateFailed || !strings.Contains(st.Trace, "failed 4 times") || !strings.Contains(st.Trace, "catalog unreachable") {
+		t.Fatalf("status %s %q", st.State, st.Trace)
+	}
+	for i, ts := range st.Tasks {
+		if ts.State != StateFailed || !strings.Contains(ts.Trace, "catalog unreachable") {
+			t.Errorf("task %d: %s %q", i, ts.State, ts.Trace)
+		}
+	}
+	if c.Err() == nil {
+		t.Error("Err() is nil after a failure")
+	}
+	if total, _ := e.fp.sink.committedRows(); total != 0 {
+		t.Errorf("%d rows visible although no commit succeeded", total)
+	}
+	if n := e.fp.live(); n != 0 {
+		t.Errorf("%d processes alive after the failure", n)
+	}
+}
+
+func TestGapFailsTheTask(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 200, batch: 10, gapAt: 55}
+	e := newEnv(t, src, nil)
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "task 0 failed", func() bool { return c.Status().Tasks[0].State == StateFailed })
+	tr := c.Status().Tasks[0].Trace
+	if !strings.Contains(tr, "topic/0") || !strings.Contains(tr, "gap") || !strings.Contains(tr, "[50, 55)") {
+		t.Fatalf("trace %q should name the partition and the missing offsets", tr)
+	}
+	// The other task goes on to the end.
+	waitFor(t, 5*time.Second, "topic/1 committed", func() bool { return e.fp.sink.frontierCopy()["topic/1"] == 200 })
+	if st := c.Status(); st.Tasks[1].State != StateRunning || st.Progress.EndOfInput {
+		t.Fatalf("status %+v", st)
+	}
+	// What task 0 wrote before the gap is committed, nothing after it.
+	if got := e.fp.sink.frontierCopy()["topic/0"]; got != 50 {
+		t.Fatalf("topic/0 frontier = %d, want 50", got)
+	}
+}
+
+func TestOverlapIsTrimmed(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 3, count: 500, batch: 7, replayEvery: 3}
+	e := newEnv(t, src, nil)
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(3, 500)
+}
+
+func TestShutdownCommitsWhatWasRead(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 4, batch: 25, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "1h"})
+	ctx, cancel := context.WithCancel(context.Background())
+	c := e.start(ctx)
+	waitFor(t, 5*time.Second, "records read", func() bool { return c.Status().Progress.RecordsIn > 1000 })
+	if n := c.Status().Progress.Commits; n != 0 {
+		t.Fatalf("%d commits before the interval", n)
+	}
+	cancel() // the lifetime ends: a graceful stop
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("connector did not stop")
+	}
+	if err := c.Err(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	total, dups := e.fp.sink.committedRows()
+	if in := c.Status().Progress.RecordsIn; dups != 0 || int64(total) != in || c.Status().Progress.Commits != 1 {
+		t.Fatalf("committed %d (%d dups) of %d read in %d commits", total, dups, in, c.Status().Progress.Commits)
+	}
+	if n := e.fp.live(); n != 0 {
+		t.Errorf("%d processes alive", n)
+	}
+}
+
+func TestSinkCrashRewindsToTheFrontier(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 4, count: 3000, batch: 20, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "some commits", func() bool { return c.Status().Progress.Commits >= 3 })
+	e.fp.latest(sdk.KindSink).crash("sink crashed on purpose")
+	waitFor(t, 10*time.Second, "a second sink", func() bool { return e.fp.starts(sdk.KindSink) >= 2 })
+	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(4, 3000)
+	if n := c.Status().Progress.PluginRestarts; n < 1 {
+		t.Errorf("plugin restarts = %d", n)
+	}
+	if src.opens.Load() < 4 {
+		t.Errorf("source tasks opened %d times; a rewind reopens them", src.opens.Load())
+	}
+}
+
+func TestSourceAndPartitionerCrashesLoseNothing(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 4, count: 2000, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})
+	e.fp.part.crashAt = 30
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "some reads", func() bool { return src.reads.Load() > 40 })
+	e.fp.latest(sdk.KindSource).crash("source crashed on purpose")
+	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(4, 2000)
+	if e.fp.starts(sdk.KindSource) < 2 || e.fp.starts(sdk.KindPartitioner) < 2 {
+		t.Errorf("starts: source %d partitioner %d", e.fp.starts(sdk.KindSource), e.fp.starts(sdk.KindPartitioner))
+	}
+	if e.fp.starts(sdk.KindSink) != 1 {
+		t.Errorf("the sink restarted (%d starts) though it never crashed", e.fp.starts(sdk.KindSink))
+	}
+}
+
+func TestRestartsExhaustedFailTheTasks(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"plugin.restart.max.attempts": "2"})
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "running", func() bool { return c.Status().Progress.RecordsIn > 0 })
+	// Every new source process dies at once.
+	e.fp.mu.Lock()
+	e.fp.startErr[sdk.KindSource] = errors.New("exec format error")
+	e.fp.mu.Unlock()
+	e.fp.latest(sdk.KindSource).crash("segfault")
+	waitFor(t, 10*time.Second, "tasks failed", func() bool {
+		st := c.Status()
+		return st.Tasks[0].State == StateFailed && st.Tasks[1].State == StateFailed
+	})
+	tr := c.Status().Tasks[0].Trace
+	if !strings.Contains(tr, "source") || !strings.Contains(tr, "exec format error") {
+		t.Fatalf("trace %q", tr)
+	}
+}
+
+func TestPauseAndResume(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, nil)
+	e.opts.Paused = true
+	c := e.start(context.Background())
+	time.Sleep(100 * time.Millisecond)
+	st := c.Status()
+	if st.State != StatePaused || src.reads.Load() != 0 {
+		t.Fatalf("paused connector: state %s, %d reads", st.State, src.reads.Load())
+	}
+	waitFor(t, 5*time.Second, "tasks PAUSED", func() bool {
+		st := c.Status()
+		return st.Tasks[0].State == StatePaused && st.Tasks[1].State == StatePaused
+	})
+	c.Resume()
+	waitFor(t, 5*time.Second, "reads", func() bool { return src.reads.Load() > 5 })
+	c.Pause()
+	time.Sleep(50 * time.Millisecond) // let a read in progress end
+	n := src.reads.Load()
+	time.Sleep(100 * time.Millisecond)
+	if got := src.reads.Load(); got != n {
+		t.Fatalf("reads went on while paused: %d -> %d", n, got)
+	}
+	// What was read before the pause gets committed.
+	waitFor(t, 5*time.Second, "all read committed", func() bool {
+		total, _ := e.fp.sink.committedRows()
+		return int64(total) == c.Status().Progress.RecordsIn
+	})
+	if st := c.Status(); st.Tasks[0].State != StatePaused {
+		t.Fatalf("task state %s", st.Tasks[0].State)
+	}
+}
+
+func TestRestartTask(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 3000, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, nil)
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "reads", func() bool { return src.reads.Load() > 10 })
+	if err := c.RestartTask(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RestartTask(context.Background(), 7); err == nil {
+		t.Fatal("restart of task 7 of 2 succeeded")
+	}
+	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(2, 3000)
+	if src.opens.Load() != 3 {
+		t.Errorf("source opened %d times, want 3", src.opens.Load())
+	}
+}
+
+func TestPartitionsRevokedWaitsForTheCommit(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "1h", "tasks.max": "1"})
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "reads", func() bool { return c.Status().Progress.RecordsIn >= 100 })
+	src.mu.Lock()
+	host := src.hosts[0]
+	src.mu.Unlock()
+	pos := c.sess.startPositions(nil) // what the host accepted so far
+	if err := host.PartitionsRevoked(context.Background(), pos); err != nil {
+		t.Fatal(err)
+	}
+	fr := e.fp.sink.frontierCopy()
+	for p, n := range pos {
+		if fr[p] < n {
+			t.Fatalf("PartitionsRevoked returned before %s was committed to %d (frontier %d)", p, n, fr[p])
+		}
+	}
+}
+
+func TestDeadLettersAndSchemas(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"errors.tolerance": "all", "errors.log.enable": "true"})
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "a host", func() bool { src.mu.Lock(); defer src.mu.Unlock(); return len(src.hosts) > 0 })
+	src.mu.Lock()
+	host := src.hosts[0]
+	src.mu.Unlock()
+	ctx := context.Background()
+	if err := host.DeadLetter(ctx, []sdk.DeadLetter{{Partition: "topic/0", Offset: 1, Stage: "deserialize", Reason: "bad"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Status().Progress.DeadLetters; n != 1 {
+		t.Fatalf("dead letters = %d", n)
+	}
+	if err := host.AdmitSchema(ctx, client.Schema{ID: 666}); !errors.Is(err, sdk.ErrSchemaRejected) {
+		t.Fatalf("AdmitSchema of a rejected schema: %v", err)
+	}
+	if err := host.AdmitSchema(ctx, client.Schema{ID: 2}); err != nil {
+		t.Fatal(err)
+	}
+
+	// errors.tolerance=none: DeadLetter returns the error to fail with.
+	src2 := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond}
+	e2 := newEnv(t, src2, nil)
+	e2.start(context.Background())
+	waitFor(t, 5*time.Second, "a host", func() bool { src2.mu.Lock(); defer src2.mu.Unlock(); return len(src2.hosts) > 0 })
+	src2.mu.Lock()
+	host2 := src2.hosts[0]
+	src2.mu.Unlock()
+	err := host2.DeadLetter(ctx, []sdk.DeadLetter{{Partition: "topic/0", Offset: 9, Stage: "convert", Reason: "bad"}})
+	if err == nil || !strings.Contains(err.Error(), "topic/0@9") {
+		t.Fatalf("tolerance none: %v", err)
+	}
+}
+
+func TestRejectedRecordsAreDeadLettered(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, count: 50, batch: 10}
+	e := newEnv(t, src, map[string]string{"errors.tolerance": "all"})
+	e.fp.sink.rejectOff = map[int64]bool{3: true, 17: true}
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	if n := c.Status().Progress.DeadLetters; n != 2 {
+		t.Fatalf("dead letters = %d", n)
+	}
+	if fr := e.fp.sink.frontierCopy(); fr["topic/0"] != 50 {
+		t.Fatalf("frontier %v", fr)
+	}
+
+	// With errors.tolerance=none a rejection fails the connector before
+	// the checkpoint holding it commits.
+	src2 := &fakeSourceCfg{partitions: 1, count: 50, batch: 10}
+	e2 := newEnv(t, src2, nil)
+	e2.fp.sink.rejectOff = map[int64]bool{3: true}
+	c2 := e2.start(context.Background())
+	select {
+	case <-c2.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("connector did not fail")
+	}
+	if st := c2.Status(); st.State != StateFailed || !strings.Contains(st.Trace, "topic/0@3") {
+		t.Fatalf("status %s %q", st.State, st.Trace)
+	}
+	if fr := e2.fp.sink.frontierCopy(); fr["topic/0"] > 0 {
+		t.Fatalf("the rejected record's checkpoint committed: frontier %v", fr)
+	}
+}
+
+func TestOffsetOverride(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 100, batch: 10}
+	e := newEnv(t, src, nil)
+	// The table holds topic/0 up to 80 and topic/1 up to 100; the user
+	// rewinds topic/0 to 30 and leaves topic/1 where it is.
+	e.fp.sink.frontier = map[string]int64{"topic/0": 80, "topic/1": 100}
+	e.fp.sink.checkpoint = 4
+	ctx := context.Background()
+	if err := e.store.PutOverride(ctx, "c", store.Override{Positions: map[string]int64{"topic/0": 30, "topic/1": 100}, AfterCheckpoint: 4}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.start(ctx)
+	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	if got := e.fp.sink.configs[0][KeyOffsetsReset]; !strings.Contains(got, `"topic/0":30`) || !strings.Contains(got, `"after_checkpoint":4`) {
+		t.Fatalf("sink config %s = %q", KeyOffsetsReset, got)
+	}
+	e.fp.sink.mu.Lock()
+	first := e.fp.sink.commits[0]
+	e.fp.sink.mu.Unlock()
+	if first.Ranges[0].Partition != "topic/0" || first.Ranges[0].From != 30 {
+		t.Fatalf("first commit after the override: %+v", first.Ranges)
+	}
+	if _, err := e.store.Override(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("override still stored after its commit: %v", err)
+	}
+}
+
+func TestSpentOverrideIsIgnored(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, count: 100, batch: 10}
+	e := newEnv(t, src, nil)
+	e.fp.sink.frontier = map[string]int64{"topic/0": 60}
+	e.fp.sink.checkpoint = 9
+	ctx := context.Background()
+	_ = e.store.PutOverride(ctx, "c", store.Override{Positions: map[string]int64{"topic/0": 0}, AfterCheckpoint: 5})
+	c := e.start(ctx)
+	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.fp.sink.mu.Lock()
+	first := e.fp.sink.commits[0]
+	e.fp.sink.mu.Unlock()
+	if first.Ranges[0].From != 60 || first.Checkpoint != 10 {
+		t.Fatalf("resumed from %+v at checkpoint %d; want the frontier 60 and checkpoint 10", first.Ranges, first.Checkpoint)
+	}
+	if _, err := e.store.Override(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("spent override kept: %v", err)
+	}
+}
+
+func TestMaintenanceRunsAndRestartsAlone(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"maintenance": "fake-maint"})
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "cycles", func() bool { return e.fp.maint.cycles.Load() >= 2 })
+	st, fromMaint, err := c.Tables(context.Background())
+	if err != nil || !fromMaint || len(st.Tables) != 1 || st.Tables[0].DataFiles != 3 {
+		t.Fatalf("Tables() = %+v %v %v", st, fromMaint, err)
+	}
+	e.fp.latest(sdk.KindMaintenance).crash("oom")
+	n := e.fp.maint.cycles.Load()
+	waitFor(t, 5*time.Second, "cycles after the restart", func() bool { return e.fp.maint.cycles.Load() > n+2 })
+	if e.fp.starts(sdk.KindSink) != 1 || e.fp.starts(sdk.KindSource) != 1 {
+		t.Fatal("a maintenance crash restarted other plugins")
+	}
+}
+
+func TestTablesFromTheSink(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, count: 30, batch: 10}
+	e := newEnv(t, src, nil)
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	st, fromMaint, err := c.Tables(context.Background())
+	if err != nil || fromMaint || len(st.Tables) != 1 || st.Tables[0].Table != "db.t" || st.Tables[0].Records != 30 {
+		t.Fatalf("Tables() = %+v %v %v", st, fromMaint, err)
+	}
+}
+
+func TestProcessLimitsReachTheStart(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, count: 10, batch: 10}
+	e := newEnv(t, src, map[string]string{"process.sink.cpus": "1.5", "process.sink.memory": "256MiB", "process.sink.nice": "5"})
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.fp.mu.Lock()
+	o := e.fp.opts[sdk.KindSink]
+	e.fp.mu.Unlock()
+	env := strings.Join(o.Env, " ")
+	if env != "GOMAXPROCS=2 GOMEMLIMIT=268435456" || o.Nice != 5 || o.Logger == nil {
+		t.Fatalf("start options: env %q nice %d", env, o.Nice)
+	}
+}
+
+func TestStopHardWhenCtxEnds(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond}
+	e := newEnv(t, src, nil)
+	e.fp.sink.commitDelay = time.Hour
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "reads", func() bool { return c.Status().Progress.RecordsIn > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := c.Stop(ctx)
+	if err == nil || !strings.Contains(err.Error(), "read again") {
+		t.Fatalf("Stop = %v", err)
+	}
+	if n := e.fp.live(); n != 0 {
+		t.Fatalf("%d processes alive", n)
+	}
+}
+
+func TestNoGoroutineLeak(t *testing.T) {
+	before := goruntime.NumGoroutine()
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+		}()
+	}
+	wg.Wait()
+	func() {
+		src := &fakeSourceCfg{partitions: 3, count: 500, batch: 10}
+		e := newEnv(t, src, map[string]string{"maintenance": "fake-maint"})
+		c, err := Start(context.Background(), e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+		e.fp.latest(sdk.KindSink).crash("again")
+		time.Sleep(50 * time.Millisecond)
+		if err := c.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	waitFor(t, 5*time.Second, "goroutines to end", func() bool { return goruntime.NumGoroutine() <= before+2 })
+}
+
+func TestSettings(t *testing.T) {
+	base := map[string]string{"name": "c", "connector.class": "s", "source": "x"}
+	s, err := ParseSettings("c", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Tasks != 1 || s.CommitInterval != DefaultCommitInterval || s.MaxPending != 3 || s.MaxBufferedBytes != 512<<20 ||
+		s.MaxInflight != 4 || s.RestartMaxAttempts != 5 || s.RestartBackoff != time.Second || s.DLQ.TolerateAll {
+		t.Fatalf("defaults %+v", s)
+	}
+	alt := maps.Clone(base)
+	alt[KeyCommitIntervalAlt] = "1000"
+	if s, _ := ParseSettings("c", alt); s.CommitInterval != time.Second {
+		t.Fatalf("alias: %v", s.CommitInterval)
+	}
+	alt[KeyCommitInterval] = "2s"
+	if s, _ := ParseSettings("c", alt); s.CommitInterval != 2*time.Second {
+		t.Fatalf("commit.interval.ms wins: %v", s.CommitInterval)
+	}
+	bad := maps.Clone(base)
+	bad["tasks.max"] = "0"
+	bad["process.sink.memory"] = "lots"
+	bad["errors.tolerance"] = "some"
+	_, err = ParseSettings("c", bad)
+	for _, k := range []string{"tasks.max", "process.sink.memory", "errors.tolerance"} {
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("error %v does not name %s", err, k)
+		}
+	}
+	for in, want := range map[string]int64{"1024": 1024, "512MiB": 512 << 20, "2G": 2 << 30, "1.5 KiB": 1536} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d %v", in, got, err)
+		}
+	}
+	if backoff(time.Second, 1) != time.Second || backoff(time.Second, 3) != 4*time.Second || backoff(time.Second, 20) != MaxRestartBackoff {
+		t.Error("backoff")
+	}
+}
+
+func TestBufferedBytesForceCheckpoints(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 300, batch: 10}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "1h", "checkpoint.max.buffered.bytes": "2000"})
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(2, 300)
+	if n := c.Status().Progress.Commits; n < 5 {
+		t.Fatalf("%d commits: the byte limit did not force checkpoints", n)
+	}
+}
+
+func TestPendingLimitSlowsIngestion(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, batch: 10}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "5", "checkpoint.max.pending": "1", "checkpoint.max.buffered.bytes": "3000"})
+	e.fp.sink.maxPending = 1
+	e.fp.sink.commitDelay = 200 * time.Millisecond
+	c := e.start(context.Background())
+	waitFor(t, 10*time.Second, "2 commits", func() bool { return c.Status().Progress.Commits >= 2 })
+	// With one pending checkpoint and a 3000-byte epoch, reads stall
+	// while a commit runs: far fewer records than an unbounded pipeline.
+	in := c.Status().Progress.RecordsIn
+	t.Logf("%d records read during 2 slow commits", in)
+	if in > 2000 {
+		t.Fatalf("%d records read in ~400 ms of commits: ingestion did not wait", in)
+	}
+	if st := c.Status().Progress; st.PendingCheckpoints > 1 {
+		t.Fatalf("pending %d", st.PendingCheckpoints)
+	}
+	if v := e.fp.sink.violationsCopy(); len(v) > 0 {
+		t.Fatalf("violations: %v", v)
+	}
+}

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/floehq/floe/host/store"
+	"github.com/floehq/floe/sdk"
+	"github.com/floehq/floe/sdk/client"
+)
+
+// ReadFrontier asks the sink of a connector that is not running for its
+// frontier: it starts the sink plugin, opens the sink, reads the frontier,
+// and closes both. A sink without a frontier (sdk.ErrUnsupported) answers
+// with the offsets floe stored after its last commit. ctx bounds it all.
+//
+// Only opts' Name, Config, Components, DataDir, Plugins, Offsets and
+// Logger are used.
+func ReadFrontier(ctx context.Context, opts Options) (sdk.Frontier, error) {
+	comp := opts.Components[sdk.KindSink]
+	if comp == "" {
+		return sdk.Frontier{}, fmt.Errorf("connector %s: no sink component", opts.Name)
+	}
+	set, err := ParseSettings(opts.Name, opts.Config)
+	if err != nil {
+		return sdk.Frontier{}, err
+	}
+	lim := set.Processes[sdk.KindSink]
+	logger := opts.Logger
+	if logger != nil {
+		logger = logger.With("connector", opts.Name, "plugin", comp)
+	}
+	proc, err := opts.Plugins.Start(ctx, sdk.KindSink, comp, client.StartOptions{Env: lim.Env(), Nice: lim.Nice, Logger: logger})
+	if err != nil {
+		return sdk.Frontier{}, fmt.Errorf("connector %s: start the sink to read its frontier: %w", opts.Name, err)
+	}
+	defer proc.Kill()
+	cfg := map[string]string{}
+	for k, v := range opts.Config {
+		cfg[k] = v
+	}
+	cfg[KeyName] = opts.Name
+	cfg[KeyDataDir] = opts.DataDir
+	sink, err := proc.OpenSink(ctx, client.SinkOpen{Component: comp, Connector: opts.Name, Config: cfg, Writers: set.Tasks})
+	if err != nil {
+		return sdk.Frontier{}, fmt.Errorf("connector %s: open the sink to read its frontier: %w", opts.Name, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = sink.Close(cctx)
+	}()
+	fr, err := sink.Frontier(ctx)
+	if errors.Is(err, sdk.ErrUnsupported) {
+		cm, serr := opts.Offsets.Committed(ctx, opts.Name)
+		if serr != nil && !errors.Is(serr, store.ErrNotFound) {
+			return sdk.Frontier{}, serr
+		}
+		return sdk.Frontier{Positions: cm.Positions, Checkpoint: cm.Checkpoint}, nil
+	}
+	if err != nil {
+		return sdk.Frontier{}, fmt.Errorf("connector %s: read the sink's frontier: %w", opts.Name, err)
+	}
+	if fr.Positions == nil {
+		fr.Positions = map[string]int64{}
+	}
+	return fr, nil
+}

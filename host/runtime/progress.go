@@ -1,0 +1,75 @@
+package runtime
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Progress is floe's view of a running connector, for its status.
+type Progress struct {
+	RecordsIn          int64
+	RecordsOut         int64
+	DeadLetters        int64
+	Checkpoint         uint64 // last committed checkpoint id
+	CommittedAt        time.Time
+	Commits            int64
+	FilesWritten       int64
+	PendingCheckpoints int
+	WriterLoad         []float64
+	PluginRestarts     int64
+	EndOfInput         bool
+}
+
+// progress holds the counters behind [Progress]; safe for concurrent use.
+type progress struct {
+	recordsIn      atomic.Int64
+	recordsOut     atomic.Int64
+	deadLetters    atomic.Int64
+	commits        atomic.Int64
+	files          atomic.Int64
+	pending        atomic.Int64
+	pluginRestarts atomic.Int64
+	endOfInput     atomic.Bool
+
+	mu          sync.Mutex
+	checkpoint  uint64
+	committedAt time.Time
+	writerLoad  []float64
+}
+
+func (p *progress) committed(id uint64, at time.Time, records int64) {
+	p.commits.Add(1)
+	p.recordsOut.Add(records)
+	p.mu.Lock()
+	p.checkpoint, p.committedAt = id, at
+	p.mu.Unlock()
+}
+
+func (p *progress) setLoad(load []float64) {
+	if len(load) == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.writerLoad = slices.Clone(load)
+	p.mu.Unlock()
+}
+
+func (p *progress) snapshot() Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Progress{
+		RecordsIn:          p.recordsIn.Load(),
+		RecordsOut:         p.recordsOut.Load(),
+		DeadLetters:        p.deadLetters.Load(),
+		Checkpoint:         p.checkpoint,
+		CommittedAt:        p.committedAt,
+		Commits:            p.commits.Load(),
+		FilesWritten:       p.files.Load(),
+		PendingCheckpoints: int(p.pending.Load()),
+		WriterLoad:         slices.Clone(p.writerLoad),
+		PluginRestarts:     p.pluginRestarts.Load(),
+		EndOfInput:         p.endOfInput.Load(),
+	}
+}

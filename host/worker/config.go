@@ -1,0 +1,149 @@
+package worker
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Worker config keys (a flat JSON object of strings, as Connect's worker
+// properties are).
+const (
+	KeyListeners       = "listeners"
+	KeyPluginPath      = "plugin.path"
+	KeyDataDir         = "data.dir"
+	KeyConfigDir       = "config.dir"
+	KeyWorkerID        = "worker.id"
+	KeyLogLevel        = "log.level"
+	KeyShutdownTimeout = "task.shutdown.graceful.timeout.ms"
+)
+
+// Defaults of the worker config.
+const (
+	DefaultListeners       = "http://127.0.0.1:8083"
+	DefaultPluginPath      = "bin/plugins"
+	DefaultDataDir         = "./data"
+	DefaultLogLevel        = "info"
+	DefaultShutdownTimeout = 60 * time.Second
+)
+
+// workerKeys lists every accepted key, for the unknown-key check.
+func workerKeys() []string {
+	return []string{KeyListeners, KeyPluginPath, KeyDataDir, KeyConfigDir, KeyWorkerID, KeyLogLevel, KeyShutdownTimeout}
+}
+
+// Config is a worker's config.
+type Config struct {
+	// File is where the config came from ("" when built in code).
+	File string
+	// Listeners are the REST API's URLs (listeners).
+	Listeners []string
+	// PluginPath lists the folders scanned for plugin binaries.
+	PluginPath []string
+	// DataDir holds the worker's state, the embedded catalog and warehouse.
+	DataDir string
+	// ConfigDir is an optional folder of connector JSON files that the
+	// CLI watches; the worker itself only carries the setting.
+	ConfigDir string
+	// WorkerID names this worker in statuses (default: the first
+	// listener's host:port).
+	WorkerID string
+	// LogLevel is trace, debug, info, warn or error.
+	LogLevel string
+	// ShutdownTimeout bounds the final checkpoints at shutdown
+	// (task.shutdown.graceful.timeout.ms).
+	ShutdownTimeout time.Duration
+}
+
+// LoadConfig reads a worker config file. Errors name the file and the key.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("worker config %s: %w (give the path of a worker config, for example configs/worker.json)", path, err)
+	}
+	return ParseConfig(data, path)
+}
+
+// ParseConfig reads a worker config from JSON; file names it in errors.
+// Missing keys take their defaults; unknown keys are an error naming the
+// key and the file, with the closest known key.
+func ParseConfig(data []byte, file string) (Config, error) {
+	if file == "" {
+		file = "(inline)"
+	}
+	var raw map[string]string
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Config{}, fmt.Errorf("worker config %s: %v (the worker config is a flat JSON object of string values)", file, err)
+	}
+	return ConfigFromMap(raw, file)
+}
+
+// ConfigFromMap builds a Config from key-value pairs, as ParseConfig does.
+func ConfigFromMap(raw map[string]string, file string) (Config, error) {
+	keys := slices.Sorted(maps.Keys(raw))
+	known := workerKeys()
+	for _, k := range keys {
+		if !slices.Contains(known, k) {
+			msg := fmt.Sprintf("worker config %s: unknown key %q", file, k)
+			if s := closest(k, known); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			return Config{}, fmt.Errorf("%s (known keys: %s)", msg, strings.Join(known, ", "))
+		}
+	}
+	get := func(k, def string) string {
+		if v := strings.TrimSpace(raw[k]); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		File:            file,
+		Listeners:       splitList(get(KeyListeners, DefaultListeners)),
+		PluginPath:      splitList(get(KeyPluginPath, DefaultPluginPath)),
+		DataDir:         get(KeyDataDir, DefaultDataDir),
+		ConfigDir:       get(KeyConfigDir, ""),
+		LogLevel:        strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
+		ShutdownTimeout: DefaultShutdownTimeout,
+	}
+	for _, l := range c.Listeners {
+		u, err := url.Parse(l)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Config{}, fmt.Errorf("worker config %s: %s: %q is not a listener URL like http://127.0.0.1:8083", file, KeyListeners, l)
+		}
+	}
+	switch c.LogLevel {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		return Config{}, fmt.Errorf("worker config %s: %s: %q is not one of trace, debug, info, warn, error", file, KeyLogLevel, c.LogLevel)
+	}
+	if v := strings.TrimSpace(raw[KeyShutdownTimeout]); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms <= 0 {
+			return Config{}, fmt.Errorf("worker config %s: %s: %q is not a positive number of milliseconds", file, KeyShutdownTimeout, v)
+		}
+		c.ShutdownTimeout = time.Duration(ms) * time.Millisecond
+	}
+	c.WorkerID = get(KeyWorkerID, "")
+	if c.WorkerID == "" {
+		u, _ := url.Parse(c.Listeners[0])
+		c.WorkerID = u.Host
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package worker
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floehq/floe/host/registry"
+)
+
+// TestIntegrationRealPlugins runs the worker on the real plugin binaries,
+// built from this module: validation in the plugins over gRPC, a bounded
+// datagen → Iceberg connector, its offsets from the table's frontier
+// once stopped, and its return after a worker restart.
+func TestIntegrationRealPlugins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the test that builds and runs the real plugins")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go tool is not on PATH: cannot build the plugin binaries")
+	}
+	root, _ := filepath.Abs("../..")
+	bin := t.TempDir()
+	for _, p := range []string{"plugins/datagen/cmd/floe-plugin-datagen", "plugins/partitioners/cmd/floe-plugin-partitioners", "plugins/iceberg/cmd/floe-plugin-iceberg"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Skipf("plugin package %s does not exist yet", p)
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, filepath.Base(p)), "./"+p)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./%s: %v\n%s", p, err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	reg, problems := registry.Scan(ctx, []string{bin}, "", nil)
+	if len(problems) > 0 {
+		t.Fatalf("plugin scan: %v", problems)
+	}
+	dataDir := t.TempDir()
+	start := func() *Worker {
+		w, err := New(ctx, Config{DataDir: dataDir, WorkerID: "it"}, Deps{Plugins: FromRegistry(reg)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	w := start()
+	cfg := map[string]string{
+		"connector.class": "org.apache.iceberg.connect.IcebergSinkConnector", "source": "datagen",
+		"tasks.max": "2", "commit.interval.ms": "1000", "datagen.count": "5000",
+		"iceberg.tables": "demo.orders", "iceberg.catalog.jdbc.password": "pw",
+	}
+
+	// Validation: host keys, plugin keys (checked in the plugins), typos.
+	bad := map[string]string{"datagen.cuont": "5", "iceberg.tables.auto-create-enabled": "maybe", "tasks.max": "x"}
+	for k, v := range cfg {
+		if _, ok := bad[k]; !ok {
+			bad[k] = v
+		}
+	}
+	infos, err := w.Validate(ctx, "iceberg", bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := (&ValidationError{Infos: infos}).Error()
+	for _, want := range []string{`did you mean "datagen.count"`, "iceberg.tables.auto-create-enabled", "tasks.max"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("validation lacks %q:\n%s", want, msg)
+		}
+	}
+	for _, c := range infos.Configs {
+		if c.Value.Name == "iceberg.catalog.jdbc.password" && c.Value.Value != nil {
+			t.Errorf("secret echoed by validate")
+		}
+	}
+
+	if _, err := w.CreateConnector(ctx, "orders", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, _ := w.ConnectorStatus("orders")
+		if st.Floe != nil && st.Floe.EndOfInput {
+			if st.Floe.RecordsOut != 5000 {
+				t.Fatalf("progress %+v", st.Floe)
+			}
+			break
+		}
+		if st.Connector.State == StateFailed || (len(st.Tasks) > 0 && st.Tasks[0].State == StateFailed) {
+			t.Fatalf("failed: %+v", st)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no end of input: %+v", st)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if info, _ := w.Connector("orders"); info.Config["iceberg.catalog.jdbc.password"] != Hidden {
+		t.Errorf("secret shown: %v", info.Config)
+	}
+	if err := w.Stop(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	offs, err := w.Offsets(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, o := range offs {
+		sum += o.Offset["kafka_offset"].(int64)
+	}
+	if len(offs) != 2 || sum != 5000 || offs[0].Partition["kafka_topic"] != "orders" {
+		t.Fatalf("offsets of the stopped connector %+v", offs)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new worker on the same data dir brings the connector back STOPPED;
+	// resumed, it has nothing left to write.
+	w2 := start()
+	defer func() { _ = w2.Close(ctx) }()
+	if st, _ := w2.ConnectorStatus("orders"); st.Connector.State != StateStopped {
+		t.Fatalf("after restart: %+v", st)
+	}
+	if err := w2.Resume(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, _ := w2.ConnectorStatus("orders")
+		if st.Floe != nil && st.Floe.EndOfInput {
+			if st.Floe.RecordsOut != 0 {
+				t.Fatalf("records written twice: %+v", st.Floe)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no end of input after resume: %+v", st)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

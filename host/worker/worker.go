@@ -1,0 +1,781 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/floehq/floe/host/metrics"
+	"github.com/floehq/floe/host/runtime"
+	"github.com/floehq/floe/host/store"
+	"github.com/floehq/floe/sdk"
+)
+
+// Hidden is what Connector and Tasks show instead of the value of a key a
+// component declares PASSWORD, as Connect prints a password. A Put or
+// Patch that sends Hidden back for such a key keeps the stored value.
+const Hidden = "[hidden]"
+
+// connectorType is the Connect type of every floe connector: it consumes
+// a stream and writes tables, which Connect calls a sink.
+const connectorType = "sink"
+
+// Deps are what a worker is built on.
+type Deps struct {
+	// Plugins lists and starts plugin binaries (see FromRegistry).
+	Plugins Plugins
+	// Logger is the worker's logger; nil discards.
+	Logger hclog.Logger
+	// Version and Commit are shown by GET /.
+	Version, Commit string
+	// Tuning overrides internal timings of every connector (tests).
+	Tuning runtime.Tuning
+}
+
+// Worker runs connectors in one process (standalone mode): it validates
+// and stores their configs, runs them, and answers the REST API. It
+// implements [API]; its methods are safe for concurrent use.
+type Worker struct {
+	cfg     Config
+	plugins Plugins
+	logger  hclog.Logger
+	deps    Deps
+	store   *store.Local
+	metrics *metrics.Metrics
+
+	mu     sync.Mutex
+	conns  map[string]*conn
+	ready  bool
+	closed bool
+}
+
+var _ API = (*Worker)(nil)
+
+// conn is one connector the worker holds.
+type conn struct {
+	name string
+	// op serialises lifecycle operations (create, reconfigure, pause,
+	// stop, delete, restart) on this connector.
+	op sync.Mutex
+
+	mu      sync.Mutex
+	config  map[string]string // as stored, secrets included
+	target  store.TargetState
+	secrets map[string]bool
+	comps   map[sdk.Kind]string
+	rt      *runtime.Connector // nil while STOPPED or when the start failed
+	failure string             // why the connector could not start
+	deleted bool
+}
+
+func (c *conn) snapshot() (cfg map[string]string, target store.TargetState, rt *runtime.Connector, failure string, secrets map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.config), c.target, c.rt, c.failure, c.secrets
+}
+
+// New opens the worker's store under cfg.DataDir and brings back every
+// stored connector in its target state. A stored connector that no longer
+// validates (a plugin went missing) is listed as FAILED with the reason.
+// ctx bounds the startup only: connectors run until [Worker.Close].
+func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
+	if deps.Plugins == nil {
+		return nil, errors.New("worker: no plugins given (see worker.FromRegistry)")
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir
+	}
+	if cfg.WorkerID == "" {
+		cfg.WorkerID = "standalone"
+	}
+	st, err := store.OpenLocal(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	logger := deps.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	w := &Worker{
+		cfg: cfg, plugins: deps.Plugins, logger: logger, deps: deps,
+		store: st, metrics: metrics.New(), conns: map[string]*conn{},
+	}
+	stored, err := st.Connectors(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	for _, sc := range stored {
+		c := &conn{name: sc.Name, config: sc.Config, target: sc.Target}
+		if c.target == "" {
+			c.target = store.TargetRunning
+		}
+		w.conns[sc.Name] = c
+		c.op.Lock()
+		v := w.validate(ctx, sc.Config)
+		c.mu.Lock()
+		c.secrets, c.comps = v.secrets, v.comps
+		c.mu.Unlock()
+		if !v.ok() {
+			err := &ValidationError{Infos: v.infos}
+			w.logger.Error("stored connector does not validate any more; it stays FAILED until its config is fixed", "connector", sc.Name, "error", err)
+			c.mu.Lock()
+			c.failure = err.Error()
+			c.mu.Unlock()
+		} else if c.target != store.TargetStopped {
+			w.startLocked(c)
+		}
+		c.op.Unlock()
+		w.logger.Info("connector restored", "connector", sc.Name, "target", c.target)
+	}
+	w.mu.Lock()
+	w.ready = true
+	w.mu.Unlock()
+	return w, nil
+}
+
+// Config returns the worker's config.
+func (w *Worker) Config() Config { return w.cfg }
+
+// Metrics returns the registry holding every connector's metrics, to be
+// served on /metrics.
+func (w *Worker) Metrics() *prometheus.Registry { return w.metrics.Registry() }
+
+// Close stops every connector, each with a final checkpoint and commit,
+// within ctx. Later calls do nothing. The error joins the connectors that
+// could not stop cleanly.
+func (w *Worker) Close(ctx context.Context) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	conns := slices.Collect(maps.Values(w.conns))
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(conns))
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.op.Lock()
+			defer c.op.Unlock()
+			errs[i] = w.stopLocked(ctx, c)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ServerInfo implements [API].
+func (w *Worker) ServerInfo() ServerInfo {
+	v := w.deps.Version
+	if v == "" {
+		v = "dev"
+	}
+	return ServerInfo{Version: v, Commit: w.deps.Commit}
+}
+
+// Ready implements [API].
+func (w *Worker) Ready() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.closed:
+		return errors.New("the worker is shutting down")
+	case !w.ready:
+		return errors.New("the worker is starting")
+	}
+	return nil
+}
+
+// Connectors implements [API].
+func (w *Worker) Connectors() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Sorted(maps.Keys(w.conns))
+}
+
+func (w *Worker) get(name string) (*conn, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.conns[name]
+	if !ok {
+		return nil, fmt.Errorf("connector %s: %w", name, ErrNotFound)
+	}
+	return c, nil
+}
+
+// Connector implements [API]. Values of keys declared PASSWORD are Hidden.
+func (w *Worker) Connector(name string) (ConnectorInfo, error) {
+	c, err := w.get(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	cfg, target, _, _, secrets := c.snapshot()
+	return ConnectorInfo{Name: name, Config: hideSecrets(cfg, secrets), Tasks: taskIDs(name, cfg, target), Type: connectorType}, nil
+}
+
+func hideSecrets(cfg map[string]string, secrets map[string]bool) map[string]string {
+	out := maps.Clone(cfg)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k := range out {
+		if secrets[k] {
+			out[k] = Hidden
+		}
+	}
+	return out
+}
+
+// tasksMax reads tasks.max (1 when unset or unreadable).
+func tasksMax(cfg map[string]string) int {
+	set, err := runtime.ParseSettings("", withName(cfg, "x"))
+	if err != nil || set.Tasks < 1 {
+		return 1
+	}
+	return set.Tasks
+}
+
+func withName(cfg map[string]string, name string) map[string]string {
+	out := maps.Clone(cfg)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if out[runtime.KeyName] == "" {
+		out[runtime.KeyName] = name
+	}
+	return out
+}
+
+// taskIDs lists the tasks of a connector: none while STOPPED, as Connect.
+func taskIDs(name string, cfg map[string]string, target store.TargetState) []TaskID {
+	out := []TaskID{}
+	if target == store.TargetStopped {
+		return out
+	}
+	for i := range tasksMax(cfg) {
+		out = append(out, TaskID{Connector: name, Task: i})
+	}
+	return out
+}
+
+// Tasks implements [API]: each task's config is the connector's (secrets
+// Hidden) plus task.id.
+func (w *Worker) Tasks(name string) ([]TaskInfo, error) {
+	c, err := w.get(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, target, _, _, secrets := c.snapshot()
+	out := []TaskInfo{}
+	for _, id := range taskIDs(name, cfg, target) {
+		tc := hideSecrets(cfg, secrets)
+		tc["task.id"] = fmt.Sprint(id.Task)
+		out = append(out, TaskInfo{ID: id, Config: tc})
+	}
+	return out, nil
+}
+
+// ConnectorStatus implements [API].
+func (w *Worker) ConnectorStatus(name string) (ConnectorStatus, error) {
+	c, err := w.get(name)
+	if err != nil {
+		return ConnectorStatus{}, err
+	}
+	return w.status(c), nil
+}
+
+func (w *Worker) status(c *conn) ConnectorStatus {
+	cfg, target, rt, failure, _ := c.snapshot()
+	st := ConnectorStatus{Name: c.name, Type: connectorType, Tasks: []TaskState{},
+		Connector: ConnectorState{State: StateRunning, WorkerID: w.cfg.WorkerID}}
+	switch {
+	case failure != "":
+		st.Connector.State, st.Connector.Trace = StateFailed, failure
+	case rt == nil && target == store.TargetStopped:
+		st.Connector.State = StateStopped
+	case rt == nil:
+		st.Connector.State = StateUnassigned
+		for i := range tasksMax(cfg) {
+			st.Tasks = append(st.Tasks, TaskState{ID: i, State: StateUnassigned, WorkerID: w.cfg.WorkerID})
+		}
+	default:
+		rs := rt.Status()
+		st.Connector.State, st.Connector.Trace = State(rs.State), rs.Trace
+		for i, t := range rs.Tasks {
+			st.Tasks = append(st.Tasks, TaskState{ID: i, State: State(t.State), WorkerID: w.cfg.WorkerID, Trace: t.Trace})
+		}
+		p := rs.Progress
+		st.Floe = &Progress{
+			RecordsIn: p.RecordsIn, RecordsOut: p.RecordsOut, DeadLetters: p.DeadLetters,
+			Checkpoint: p.Checkpoint, CommittedAt: p.CommittedAt, Commits: p.Commits,
+			FilesWritten: p.FilesWritten, PendingCheckpoints: p.PendingCheckpoints,
+			WriterLoad: p.WriterLoad, PluginRestarts: p.PluginRestarts, EndOfInput: p.EndOfInput,
+		}
+	}
+	return st
+}
+
+// TaskStatus implements [API].
+func (w *Worker) TaskStatus(name string, task int) (TaskState, error) {
+	st, err := w.ConnectorStatus(name)
+	if err != nil {
+		return TaskState{}, err
+	}
+	for _, t := range st.Tasks {
+		if t.ID == task {
+			return t, nil
+		}
+	}
+	return TaskState{}, fmt.Errorf("connector %s has no task %d: %w", name, task, ErrNotFound)
+}
+
+// CreateConnector implements [API]: the config is validated first, so an
+// invalid one leaves nothing stored or started.
+func (w *Worker) CreateConnector(ctx context.Context, name string, config map[string]string, initial State) (ConnectorInfo, error) {
+	target, err := targetOf(initial)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	if err := checkName(name); err != nil {
+		return ConnectorInfo{}, err
+	}
+	cfg, err := configWithName(name, config)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ConnectorInfo{}, errors.New("the worker is shutting down")
+	}
+	if _, ok := w.conns[name]; ok {
+		w.mu.Unlock()
+		return ConnectorInfo{}, fmt.Errorf("connector %s: %w", name, ErrExists)
+	}
+	c := &conn{name: name, target: target}
+	c.op.Lock()
+	defer c.op.Unlock()
+	w.conns[name] = c // reserved: a concurrent create of the name fails
+	w.mu.Unlock()
+
+	v := w.validate(ctx, cfg)
+	if !v.ok() {
+		w.mu.Lock()
+		delete(w.conns, name)
+		w.mu.Unlock()
+		return ConnectorInfo{}, &ValidationError{Infos: v.infos}
+	}
+	c.mu.Lock()
+	c.config, c.secrets, c.comps = cfg, v.secrets, v.comps
+	c.mu.Unlock()
+	if err := w.persist(ctx, c, true); err != nil {
+		w.mu.Lock()
+		delete(w.conns, name)
+		w.mu.Unlock()
+		return ConnectorInfo{}, err
+	}
+	if target != store.TargetStopped {
+		w.startLocked(c)
+	}
+	w.logger.Info("connector created", "connector", name, "state", target)
+	return w.Connector(name)
+}
+
+// PutConnectorConfig implements [API]: a new config restarts the
+// connector (its final checkpoint commits first) in its target state.
+func (w *Worker) PutConnectorConfig(ctx context.Context, name string, config map[string]string) (ConnectorInfo, bool, error) {
+	if _, err := w.get(name); errors.Is(err, ErrNotFound) {
+		info, err := w.CreateConnector(ctx, name, config, StateRunning)
+		if errors.Is(err, ErrExists) { // created meanwhile: replace it
+			return w.PutConnectorConfig(ctx, name, config)
+		}
+		return info, err == nil, err
+	}
+	info, err := w.reconfigure(ctx, name, func(map[string]string) map[string]string { return maps.Clone(config) })
+	return info, false, err
+}
+
+// PatchConnectorConfig implements [API].
+func (w *Worker) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
+	return w.reconfigure(ctx, name, func(old map[string]string) map[string]string {
+		cfg := maps.Clone(old)
+		for k, v := range patch {
+			if v == nil {
+				delete(cfg, k)
+			} else {
+				cfg[k] = *v
+			}
+		}
+		return cfg
+	})
+}
+
+// reconfigure replaces a connector's config by edit(old config).
+func (w *Worker) reconfigure(ctx context.Context, name string, edit func(map[string]string) map[string]string) (ConnectorInfo, error) {
+	c, err := w.get(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	c.op.Lock()
+	defer c.op.Unlock()
+	if c.deleted {
+		return ConnectorInfo{}, fmt.Errorf("connector %s: %w", name, ErrNotFound)
+	}
+	old, _, _, _, secrets := c.snapshot()
+	cfg := edit(old)
+	// A secret sent back as shown keeps its stored value.
+	for k, v := range cfg {
+		if v == Hidden && secrets[k] {
+			if ov, ok := old[k]; ok {
+				cfg[k] = ov
+			}
+		}
+	}
+	cfg, err = configWithName(name, cfg)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	v := w.validate(ctx, cfg)
+	if !v.ok() {
+		return ConnectorInfo{}, &ValidationError{Infos: v.infos}
+	}
+	if err := w.stopLocked(ctx, c); err != nil {
+		w.logger.Warn("connector did not stop cleanly before its reconfiguration", "connector", name, "error", err)
+	}
+	c.mu.Lock()
+	c.config, c.secrets, c.comps, c.failure = cfg, v.secrets, v.comps, ""
+	target := c.target
+	c.mu.Unlock()
+	if err := w.persist(ctx, c, false); err != nil {
+		return ConnectorInfo{}, err
+	}
+	if target != store.TargetStopped {
+		w.startLocked(c)
+	}
+	w.logger.Info("connector reconfigured", "connector", name)
+	return w.Connector(name)
+}
+
+// DeleteConnector implements [API]: the connector stops (final commit)
+// and every trace of it goes from the store and the metrics.
+func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
+	c, err := w.get(name)
+	if err != nil {
+		return err
+	}
+	c.op.Lock()
+	defer c.op.Unlock()
+	if c.deleted {
+		return fmt.Errorf("connector %s: %w", name, ErrNotFound)
+	}
+	if err := w.stopLocked(ctx, c); err != nil {
+		w.logger.Warn("connector did not stop cleanly before its deletion", "connector", name, "error", err)
+	}
+	err = errors.Join(
+		w.store.DeleteConnector(ctx, name),
+		w.store.DeleteStatus(ctx, name),
+		w.store.DeleteOffsets(ctx, name),
+	)
+	c.mu.Lock()
+	c.deleted = true
+	c.mu.Unlock()
+	w.mu.Lock()
+	delete(w.conns, name)
+	w.mu.Unlock()
+	w.metrics.Forget(name)
+	w.logger.Info("connector deleted", "connector", name)
+	return err
+}
+
+// RestartConnector implements [API]. floe runs a connector's tasks in one
+// runtime sharing one sink, so:
+//   - a connector that failed as a whole (or one with includeTasks and not
+//     onlyFailed) restarts whole: final commit, then a fresh start from the
+//     sink's frontier;
+//   - includeTasks with onlyFailed restarts the FAILED tasks in place;
+//   - otherwise there is nothing to restart (Connect's Connector object
+//     has no floe counterpart) and the status is returned unchanged.
+func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error) {
+	c, err := w.get(name)
+	if err != nil {
+		return ConnectorStatus{}, err
+	}
+	c.op.Lock()
+	defer c.op.Unlock()
+	_, target, rt, failure, _ := c.snapshot()
+	if target == store.TargetStopped {
+		return ConnectorStatus{}, fmt.Errorf("connector %s is STOPPED; resume it instead: %w", name, ErrBadState)
+	}
+	whole := failure != "" || rt == nil
+	if rt != nil {
+		select {
+		case <-rt.Done():
+			whole = true
+		default:
+		}
+	}
+	switch {
+	case whole || (includeTasks && !onlyFailed):
+		if err := w.restartLocked(ctx, c); err != nil {
+			return ConnectorStatus{}, err
+		}
+	case includeTasks && onlyFailed:
+		for i, t := range rt.Status().Tasks {
+			if t.State == runtime.StateFailed {
+				if err := rt.RestartTask(ctx, i); err != nil {
+					return ConnectorStatus{}, fmt.Errorf("connector %s: restart task %d: %w", name, i, err)
+				}
+			}
+		}
+	}
+	return w.status(c), nil
+}
+
+// RestartTask implements [API]: the task reopens and resumes from what the
+// host accepted; a connector that failed as a whole restarts whole.
+func (w *Worker) RestartTask(ctx context.Context, name string, task int) error {
+	c, err := w.get(name)
+	if err != nil {
+		return err
+	}
+	c.op.Lock()
+	defer c.op.Unlock()
+	cfg, target, rt, failure, _ := c.snapshot()
+	if task < 0 || task >= tasksMax(cfg) || target == store.TargetStopped {
+		return fmt.Errorf("connector %s has no task %d: %w", name, task, ErrNotFound)
+	}
+	if rt == nil || failure != "" {
+		return w.restartLocked(ctx, c)
+	}
+	select {
+	case <-rt.Done():
+		return w.restartLocked(ctx, c)
+	default:
+	}
+	return rt.RestartTask(ctx, task)
+}
+
+// Pause implements [API]: tasks stop reading; what was read commits.
+func (w *Worker) Pause(ctx context.Context, name string) error {
+	return w.setTarget(ctx, name, store.TargetPaused)
+}
+
+// Resume implements [API]; it also starts a STOPPED connector.
+func (w *Worker) Resume(ctx context.Context, name string) error {
+	return w.setTarget(ctx, name, store.TargetRunning)
+}
+
+// Stop implements [API]: final checkpoint and commit, then every plugin
+// process ends; the config stays. Offsets can then be altered or reset.
+func (w *Worker) Stop(ctx context.Context, name string) error {
+	return w.setTarget(ctx, name, store.TargetStopped)
+}
+
+func (w *Worker) setTarget(ctx context.Context, name string, target store.TargetState) error {
+	c, err := w.get(name)
+	if err != nil {
+		return err
+	}
+	c.op.Lock()
+	defer c.op.Unlock()
+	c.mu.Lock()
+	prev, rt, failure := c.target, c.rt, c.failure
+	c.target = target
+	c.mu.Unlock()
+	if err := w.persist(ctx, c, false); err != nil {
+		return err
+	}
+	switch target {
+	case store.TargetStopped:
+		return w.stopLocked(ctx, c)
+	case store.TargetPaused, store.TargetRunning:
+		if rt == nil && failure == "" {
+			w.startLocked(c)
+			return nil
+		}
+		if rt != nil {
+			if target == store.TargetPaused {
+				rt.Pause()
+			} else {
+				rt.Resume()
+			}
+		}
+	}
+	if prev != target {
+		w.logger.Info("connector state changed", "connector", name, "from", prev, "to", target)
+	}
+	return nil
+}
+
+// persist stores the connector's config and target state.
+func (w *Worker) persist(ctx context.Context, c *conn, created bool) error {
+	c.mu.Lock()
+	rec := store.Connector{Name: c.name, Config: maps.Clone(c.config), Target: c.target, Updated: time.Now().UTC()}
+	c.mu.Unlock()
+	if created {
+		rec.Created = rec.Updated
+	} else if old, err := w.store.Connector(ctx, c.name); err == nil {
+		rec.Created = old.Created
+	}
+	if err := w.store.PutConnector(ctx, rec); err != nil {
+		return fmt.Errorf("connector %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// runtimeOptions are the runtime settings of a connector.
+func (w *Worker) runtimeOptions(c *conn, paused bool) runtime.Options {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return runtime.Options{
+		Name: c.name, Config: maps.Clone(c.config), Components: maps.Clone(c.comps),
+		DataDir: w.cfg.DataDir, Plugins: w.plugins, Offsets: w.store, Statuses: w.store,
+		Metrics: w.metrics.Connector(c.name), Logger: w.logger, Paused: paused, Tuning: w.deps.Tuning,
+	}
+}
+
+// startLocked starts the connector's runtime in its target state; c.op is
+// held. A start that fails leaves the connector FAILED with the reason.
+func (w *Worker) startLocked(c *conn) {
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return
+	}
+	c.mu.Lock()
+	paused := c.target == store.TargetPaused
+	c.mu.Unlock()
+	// The runtime lives until stopped, not as long as a request.
+	rt, err := runtime.Start(context.Background(), w.runtimeOptions(c, paused))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.rt, c.failure = nil, err.Error()
+		w.logger.Error("connector could not start", "connector", c.name, "error", err)
+		return
+	}
+	c.rt, c.failure = rt, ""
+	go w.watch(c, rt)
+}
+
+// watch records a runtime's end in the status store.
+func (w *Worker) watch(c *conn, rt *runtime.Connector) {
+	<-rt.Done()
+	st := w.status(c)
+	rec := store.Status{Connector: store.InstanceStatus{State: string(st.Connector.State), WorkerID: w.cfg.WorkerID, Trace: st.Connector.Trace}, Updated: time.Now().UTC()}
+	for _, t := range st.Tasks {
+		rec.Tasks = append(rec.Tasks, store.InstanceStatus{State: string(t.State), WorkerID: t.WorkerID, Trace: t.Trace})
+	}
+	if rt.Err() == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.store.PutStatus(ctx, c.name, rec); err != nil {
+		w.logger.Warn("cannot store the connector's status", "connector", c.name, "error", err)
+	}
+}
+
+// stopLocked stops the runtime (final checkpoint and commit within ctx);
+// c.op is held.
+func (w *Worker) stopLocked(ctx context.Context, c *conn) error {
+	c.mu.Lock()
+	rt := c.rt
+	c.rt = nil
+	c.mu.Unlock()
+	if rt == nil {
+		return nil
+	}
+	err := rt.Stop(ctx)
+	if err != nil && !errors.Is(err, runtime.ErrStopCutShort) {
+		// A runtime that had failed reports its failure; the stop itself
+		// went fine.
+		w.logger.Info("stopped a connector that had failed", "connector", c.name, "error", err)
+		return nil
+	}
+	return err
+}
+
+// restartLocked stops and starts the connector again; c.op is held.
+func (w *Worker) restartLocked(ctx context.Context, c *conn) error {
+	if err := w.stopLocked(ctx, c); err != nil {
+		return fmt.Errorf("connector %s: restart: %w", c.name, err)
+	}
+	c.mu.Lock()
+	cfg := maps.Clone(c.config)
+	c.mu.Unlock()
+	// Plugins may have come back (or gone) since the last validation.
+	v := w.validate(ctx, cfg)
+	c.mu.Lock()
+	c.secrets, c.comps = v.secrets, v.comps
+	if !v.ok() {
+		c.failure = (&ValidationError{Infos: v.infos}).Error()
+		c.mu.Unlock()
+		return nil
+	}
+	c.failure = ""
+	c.mu.Unlock()
+	w.startLocked(c)
+	return nil
+}
+
+// targetOf maps a requested initial state to a target state.
+func targetOf(s State) (store.TargetState, error) {
+	switch s {
+	case "", StateRunning:
+		return store.TargetRunning, nil
+	case StatePaused:
+		return store.TargetPaused, nil
+	case StateStopped:
+		return store.TargetStopped, nil
+	}
+	return "", fmt.Errorf("initial state %q: use RUNNING, PAUSED or STOPPED", s)
+}
+
+// checkName rejects names Connect rejects (empty, or control characters).
+func checkName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return validationError("name", name, "a connector needs a name")
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return validationError("name", name, fmt.Sprintf("connector name %q contains control characters", name))
+		}
+	}
+	return nil
+}
+
+// configWithName puts the connector's name in its config; a different
+// name there is an error.
+func configWithName(name string, config map[string]string) (map[string]string, error) {
+	cfg := maps.Clone(config)
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	if n, ok := cfg[runtime.KeyName]; ok && n != name {
+		return nil, validationError(runtime.KeyName, n, fmt.Sprintf("the config's name %q differs from the connector's name %q", n, name))
+	}
+	cfg[runtime.KeyName] = name
+	return cfg, nil
+}
+
+// validationError is a ValidationError with one error on one key.
+func validationError(key, value, msg string) *ValidationError {
+	v := value
+	return &ValidationError{Infos: ConfigInfos{ErrorCount: 1, Groups: []string{}, Configs: []ConfigInfo{{
+		Definition: ConfigDef{Name: key, Type: string(sdk.TypeString), Dependents: []string{}},
+		Value:      ConfigValue{Name: key, Value: &v, Errors: []string{msg}, RecommendedValues: []string{}, Visible: true},
+	}}}}
+}

@@ -1,0 +1,531 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floehq/floe/host/runtime"
+	"github.com/floehq/floe/host/store"
+)
+
+func newWorker(t *testing.T, fp *fakePlugins, dir string) *Worker {
+	t.Helper()
+	w, err := New(context.Background(), Config{DataDir: dir, WorkerID: "w1"}, Deps{
+		Plugins: fp,
+		Tuning:  runtime.Tuning{ReadPoll: 10 * time.Millisecond, CloseTimeout: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.Close(ctx)
+	})
+	return w
+}
+
+func baseConfig() map[string]string {
+	return map[string]string{
+		"connector.class": "tbl", "source": "gen", "tbl.path": "/x", "tasks.max": "2",
+		"commit.interval.ms": "20", "gen.count": "100",
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func endOfInput(w *Worker, name string) func() bool {
+	return func() bool {
+		st, err := w.ConnectorStatus(name)
+		return err == nil && st.Floe != nil && st.Floe.EndOfInput
+	}
+}
+
+func TestCreateRunsToEndOfInput(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	if err := w.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := w.CreateConnector(ctx, "orders", baseConfig(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "orders" || info.Type != "sink" || len(info.Tasks) != 2 || info.Config["name"] != "orders" {
+		t.Fatalf("info %+v", info)
+	}
+	waitFor(t, "end of input", endOfInput(w, "orders"))
+	st, _ := w.ConnectorStatus("orders")
+	if st.Connector.State != StateRunning || st.Connector.WorkerID != "w1" || len(st.Tasks) != 2 || st.Tasks[1].State != StateRunning {
+		t.Fatalf("status %+v", st)
+	}
+	if st.Floe.RecordsOut != 200 || st.Floe.Commits == 0 {
+		t.Fatalf("progress %+v", st.Floe)
+	}
+	offs, err := w.Offsets(ctx, "orders")
+	if err != nil || len(offs) != 2 {
+		t.Fatalf("offsets %+v %v", offs, err)
+	}
+	if offs[1].Partition["kafka_topic"] != "t" || offs[1].Partition["kafka_partition"] != int32(1) || offs[1].Offset["kafka_offset"] != int64(100) {
+		t.Fatalf("offset entry %+v", offs[1])
+	}
+	if tp, _ := w.Topics("orders"); len(tp) != 1 || tp[0] != "t" {
+		t.Fatalf("topics %v", tp)
+	}
+	if err := w.ResetTopics("orders"); err != nil {
+		t.Fatal(err)
+	}
+	if tp, _ := w.Topics("orders"); len(tp) != 0 {
+		t.Fatalf("topics after reset %v", tp)
+	}
+	rep, err := w.Tables(ctx, "orders")
+	if err != nil || len(rep.Tables) != 1 || rep.Tables[0].Records != 200 {
+		t.Fatalf("tables %+v %v", rep, err)
+	}
+	if _, err := w.CreateConnector(ctx, "orders", baseConfig(), ""); !errors.Is(err, ErrExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	if ts, err := w.TaskStatus("orders", 1); err != nil || ts.ID != 1 {
+		t.Fatalf("task status %+v %v", ts, err)
+	}
+	if _, err := w.TaskStatus("orders", 5); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("task 5: %v", err)
+	}
+	if n := w.Metrics(); n == nil {
+		t.Fatal("no metrics registry")
+	}
+	if mf, err := w.Metrics().Gather(); err != nil || len(mf) == 0 {
+		t.Fatalf("gather: %v", err)
+	}
+}
+
+func TestInvalidCreateLeavesNothing(t *testing.T) {
+	fp := newFakePlugins()
+	dir := t.TempDir()
+	w := newWorker(t, fp, dir)
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["tasks.mx"] = "3"
+	cfg["connector.class"] = "tbll"
+	cfg["tbl.path"] = "bad"
+	_, err := w.CreateConnector(ctx, "c", cfg, "")
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("got %v, want a ValidationError", err)
+	}
+	msg := ve.Error()
+	for _, want := range []string{`"tasks.mx"`, `did you mean "tasks.max"`, `no sink plugin named "tbll"`, `did you mean "tbl"`, "known sink plugins: tbl"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if len(w.Connectors()) != 0 {
+		t.Fatalf("connectors %v", w.Connectors())
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "connectors")); len(entries) != 0 {
+		t.Fatalf("stored: %v", entries)
+	}
+	if n := fp.live.Load(); n != 0 {
+		t.Fatalf("%d plugin processes left running", n)
+	}
+	// A plugin-side error (the sink's own validator).
+	cfg = baseConfig()
+	cfg["tbl.path"] = "bad"
+	_, err = w.CreateConnector(ctx, "c", cfg, "")
+	if !errors.As(err, &ve) || !strings.Contains(ve.Error(), "not writable") {
+		t.Fatalf("plugin-side error: %v", err)
+	}
+	// A name that differs from the config's.
+	cfg = baseConfig()
+	cfg["name"] = "other"
+	if _, err := w.CreateConnector(ctx, "c", cfg, ""); !errors.As(err, &ve) {
+		t.Fatalf("name mismatch: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	cfg := baseConfig()
+	delete(cfg, "connector.class")
+	cfg["tbl.password"] = "s3cret"
+	cfg["tbl.opt.compression"] = "zstd"
+	cfg["tasks.max"] = "0"
+	cfg["name"] = "v"
+	infos, err := w.Validate(context.Background(), "com.example.TblSink", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]ConfigInfo{}
+	for _, c := range infos.Configs {
+		byName[c.Value.Name] = c
+	}
+	if infos.Name != "com.example.TblSink" || infos.ErrorCount != 1 {
+		t.Fatalf("name %q, %d errors: %+v", infos.Name, infos.ErrorCount, infos)
+	}
+	if e := byName["tasks.max"].Value.Errors; len(e) != 1 || !strings.Contains(e[0], "at least 1") {
+		t.Fatalf("tasks.max errors %v", e)
+	}
+	if byName["tbl.password"].Value.Value != nil || byName["tbl.password"].Definition.Type != "PASSWORD" {
+		t.Fatalf("secret echoed: %+v", byName["tbl.password"])
+	}
+	if v := byName["commit.interval.ms"].Value.Value; v == nil || *v != "20" {
+		t.Fatalf("commit.interval.ms value %v", v)
+	}
+	if d := byName["checkpoint.max.pending"]; d.Value.Value == nil || *d.Value.Value != "3" || d.Definition.DefaultValue == nil {
+		t.Fatalf("default shown: %+v", d)
+	}
+	for _, k := range []string{"gen.count", "tbl.path", "errors.tolerance", "process.sink.memory"} {
+		if _, ok := byName[k]; !ok {
+			t.Errorf("validate does not list %s", k)
+		}
+	}
+	if len(infos.Groups) == 0 {
+		t.Error("no groups")
+	}
+	// A source component asked by name.
+	infos, _ = w.Validate(context.Background(), "gen", map[string]string{"name": "v", "connector.class": "tbl", "tbl.path": "/x"})
+	if infos.ErrorCount != 0 {
+		t.Fatalf("validate via the source: %+v", infos)
+	}
+	// Unknown plugin: an error entry, not an error.
+	infos, err = w.Validate(context.Background(), "nope", map[string]string{"name": "v", "source": "gen"})
+	if err != nil || infos.ErrorCount == 0 {
+		t.Fatalf("unknown plugin: %v %+v", err, infos)
+	}
+}
+
+func TestSecretsAreHiddenAndKept(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["tbl.password"] = "s3cret"
+	cfg["gen.token"] = "tok"
+	if _, err := w.CreateConnector(ctx, "c", cfg, StateStopped); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := w.Connector("c")
+	if info.Config["tbl.password"] != Hidden || info.Config["gen.token"] != Hidden || info.Config["tbl.path"] != "/x" {
+		t.Fatalf("config %v", info.Config)
+	}
+	if len(info.Tasks) != 0 {
+		t.Fatalf("a STOPPED connector lists tasks %v", info.Tasks)
+	}
+	// PUT the config back as shown, with one change: secrets are kept.
+	cfg2 := info.Config
+	cfg2["gen.count"] = "5"
+	if _, created, err := w.PutConnectorConfig(ctx, "c", cfg2); err != nil || created {
+		t.Fatalf("put: %v created=%v", err, created)
+	}
+	rec, _ := w.store.Connector(ctx, "c")
+	if rec.Config["tbl.password"] != "s3cret" || rec.Config["gen.token"] != "tok" || rec.Config["gen.count"] != "5" {
+		t.Fatalf("stored %v", rec.Config)
+	}
+	if err := w.Resume(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	tasks, _ := w.Tasks("c")
+	if len(tasks) != 2 || tasks[0].Config["tbl.password"] != Hidden || tasks[1].Config["task.id"] != "1" {
+		t.Fatalf("tasks %+v", tasks)
+	}
+	waitFor(t, "the sink to open", func() bool {
+		fp.mu.Lock()
+		defer fp.mu.Unlock()
+		return len(fp.sinkCfgs) > 0
+	})
+	fp.mu.Lock()
+	sinkCfg := fp.sinkCfgs[len(fp.sinkCfgs)-1]
+	fp.mu.Unlock()
+	if sinkCfg["tbl.password"] != "s3cret" || sinkCfg[runtime.KeyDataDir] == "" {
+		t.Fatalf("the plugin did not get the secret or floe.data.dir: %v", sinkCfg)
+	}
+	// PATCH removing a key.
+	if _, err := w.PatchConnectorConfig(ctx, "c", map[string]*string{"gen.token": nil}); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := w.Connector("c"); info.Config["gen.token"] != "" {
+		t.Fatalf("patched %v", info.Config)
+	}
+}
+
+func TestRestartBringsConnectorsBack(t *testing.T) {
+	fp := newFakePlugins()
+	dir := t.TempDir()
+	w := newWorker(t, fp, dir)
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["gen.count"] = "0"
+	for name, st := range map[string]State{"run": StateRunning, "pause": StatePaused, "stop": StateStopped} {
+		if _, err := w.CreateConnector(ctx, name, cfg, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "run commits", func() bool {
+		st, _ := w.ConnectorStatus("run")
+		return st.Floe != nil && st.Floe.Commits > 0
+	})
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := fp.live.Load(); n != 0 {
+		t.Fatalf("%d processes alive after Close", n)
+	}
+	w2 := newWorker(t, fp, dir)
+	if got := strings.Join(w2.Connectors(), ","); got != "pause,run,stop" {
+		t.Fatalf("connectors %s", got)
+	}
+	want := map[string]State{"run": StateRunning, "pause": StatePaused, "stop": StateStopped}
+	for name, state := range want {
+		waitFor(t, name+" state", func() bool {
+			st, _ := w2.ConnectorStatus(name)
+			return st.Connector.State == state
+		})
+	}
+	st, _ := w2.ConnectorStatus("stop")
+	if len(st.Tasks) != 0 {
+		t.Fatalf("stopped connector tasks %+v", st.Tasks)
+	}
+}
+
+func TestStoredConnectorWithMissingPluginFails(t *testing.T) {
+	fp := newFakePlugins()
+	dir := t.TempDir()
+	w := newWorker(t, fp, dir)
+	if _, err := w.CreateConnector(context.Background(), "c", baseConfig(), StateStopped); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close(context.Background())
+	fp.hideSink = true
+	w2 := newWorker(t, fp, dir)
+	st, err := w2.ConnectorStatus("c")
+	if err != nil || st.Connector.State != StateFailed || !strings.Contains(st.Connector.Trace, `no sink plugin named "tbl"`) {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	fp.mu.Lock()
+	fp.hideSink = false
+	fp.mu.Unlock()
+	if err := w2.Resume(context.Background(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	// Resume does not clear a failure; a restart revalidates.
+	if _, err := w2.RestartConnector(context.Background(), "c", true, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "running", func() bool {
+		st, _ := w2.ConnectorStatus("c")
+		return st.Connector.State == StateRunning
+	})
+}
+
+func TestStopAlterOffsetsResume(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	if _, err := w.CreateConnector(ctx, "c", baseConfig(), ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "end of input", endOfInput(w, "c"))
+	err := w.AlterOffsets(ctx, "c", []Offset{{Partition: map[string]any{"kafka_topic": "t", "kafka_partition": float64(0)}, Offset: map[string]any{"kafka_offset": float64(40)}}})
+	if !errors.Is(err, ErrBadState) {
+		t.Fatalf("alter while running: %v", err)
+	}
+	if err := w.ResetOffsets(ctx, "c"); !errors.Is(err, ErrBadState) {
+		t.Fatalf("reset while running: %v", err)
+	}
+	if err := w.Stop(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := w.ConnectorStatus("c")
+	if st.Connector.State != StateStopped || len(st.Tasks) != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	// Offsets of a stopped connector come from the sink's frontier.
+	offs, err := w.Offsets(ctx, "c")
+	if err != nil || len(offs) != 2 || offs[0].Offset["kafka_offset"] != int64(100) {
+		t.Fatalf("offsets %+v %v", offs, err)
+	}
+	if err := w.AlterOffsets(ctx, "c", []Offset{{Partition: map[string]any{"kafka_topic": "t", "kafka_partition": float64(0)}, Offset: map[string]any{"kafka_offset": float64(40)}}}); err != nil {
+		t.Fatal(err)
+	}
+	offs, _ = w.Offsets(ctx, "c")
+	if offs[0].Offset["kafka_offset"] != int64(40) || offs[1].Offset["kafka_offset"] != int64(100) {
+		t.Fatalf("offsets after alter %+v", offs)
+	}
+	// Malformed input names the problem.
+	var ve *ValidationError
+	if err := w.AlterOffsets(ctx, "c", []Offset{{Partition: map[string]any{"x": 1}}}); !errors.As(err, &ve) {
+		t.Fatalf("bad offsets: %v", err)
+	}
+	if err := w.Resume(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "re-read from 40", func() bool {
+		fp.mu.Lock()
+		defer fp.mu.Unlock()
+		return fp.rows == 260
+	})
+	fp.mu.Lock()
+	resetCfg := ""
+	if n := len(fp.sinkCfgs); n > 0 {
+		resetCfg = fp.sinkCfgs[n-1][runtime.KeyOffsetsReset]
+	}
+	fp.mu.Unlock()
+	if !strings.Contains(resetCfg, `"t/0":40`) {
+		t.Fatalf("sink config %s = %q", runtime.KeyOffsetsReset, resetCfg)
+	}
+	waitFor(t, "override spent", func() bool {
+		_, err := w.store.Override(ctx, "c")
+		return errors.Is(err, store.ErrNotFound)
+	})
+	// Reset: everything starts over.
+	if err := w.Stop(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ResetOffsets(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if offs, _ := w.Offsets(ctx, "c"); len(offs) != 0 {
+		t.Fatalf("offsets after reset %+v", offs)
+	}
+}
+
+func TestPauseResumeRestartDelete(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["gen.count"] = "0"
+	cfg["maintenance"] = "upkeep"
+	if _, err := w.CreateConnector(ctx, "c", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Pause(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "paused", func() bool {
+		st, _ := w.ConnectorStatus("c")
+		return st.Connector.State == StatePaused && len(st.Tasks) == 2 && st.Tasks[0].State == StatePaused
+	})
+	if rec, _ := w.store.Connector(ctx, "c"); rec.Target != store.TargetPaused {
+		t.Fatalf("stored target %s", rec.Target)
+	}
+	if err := w.Resume(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "running", func() bool {
+		st, _ := w.ConnectorStatus("c")
+		return st.Connector.State == StateRunning && st.Tasks[0].State == StateRunning
+	})
+	waitFor(t, "maintenance", func() bool {
+		rep, err := w.Tables(ctx, "c")
+		return err == nil && len(rep.Tables) == 1 && rep.Tables[0].DataFiles == 7 && len(rep.Runs) == 1
+	})
+	if _, err := w.RestartConnector(ctx, "c", true, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RestartTask(ctx, "c", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RestartTask(ctx, "c", 9); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("restart task 9: %v", err)
+	}
+	if err := w.DeleteConnector(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Connector("c"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if err := w.DeleteConnector(ctx, "c"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if _, err := w.store.Connector(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("stored after delete: %v", err)
+	}
+	waitFor(t, "processes gone", func() bool { return fp.live.Load() == 0 })
+}
+
+func TestPluginsListing(t *testing.T) {
+	w := newWorker(t, newFakePlugins(), t.TempDir())
+	all := w.Plugins(false)
+	conns := w.Plugins(true)
+	if len(all) != 4 || len(conns) != 2 {
+		t.Fatalf("plugins %+v / %+v", all, conns)
+	}
+	defs, err := w.PluginConfig("com.example.TblSink")
+	if err != nil || len(defs) != 3 || defs[0].Name != "tbl.path" || !defs[0].Required || defs[1].Type != "PASSWORD" {
+		t.Fatalf("defs %+v %v", defs, err)
+	}
+	if _, err := w.PluginConfig("nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown: %v", err)
+	}
+	if len(HostConfig()) < 20 {
+		t.Fatal("host config too short")
+	}
+	if w.ServerInfo().Version == "" {
+		t.Fatal("no version")
+	}
+}
+
+func TestConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"plugin.path": "a, b", "data.dir": "/d", "config.dir": "/c"}`), "w.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Listeners) != 1 || c.Listeners[0] != DefaultListeners || c.WorkerID != "127.0.0.1:8083" ||
+		strings.Join(c.PluginPath, "|") != "a|b" || c.DataDir != "/d" || c.ConfigDir != "/c" || c.LogLevel != "info" ||
+		c.ShutdownTimeout != DefaultShutdownTimeout {
+		t.Fatalf("%+v", c)
+	}
+	c, _ = ParseConfig([]byte(`{}`), "w.json")
+	if c.DataDir != DefaultDataDir || c.PluginPath[0] != DefaultPluginPath {
+		t.Fatalf("defaults %+v", c)
+	}
+	_, err = ParseConfig([]byte(`{"plugin.paht": "x"}`), "w.json")
+	if err == nil || !strings.Contains(err.Error(), "w.json") || !strings.Contains(err.Error(), `"plugin.paht"`) || !strings.Contains(err.Error(), `did you mean "plugin.path"`) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	for _, bad := range []string{`{"listeners": "localhost"}`, `{"log.level": "loud"}`, `{"task.shutdown.graceful.timeout.ms": "-1"}`, `{"data.dir": 3}`} {
+		if _, err := ParseConfig([]byte(bad), "w.json"); err == nil || !strings.Contains(err.Error(), "w.json") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "worker.json")
+	_ = os.WriteFile(path, []byte(`{"worker.id": "me", "task.shutdown.graceful.timeout.ms": "5000"}`), 0o644)
+	c, err = LoadConfig(path)
+	if err != nil || c.WorkerID != "me" || c.ShutdownTimeout != 5*time.Second || c.File != path {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "missing.json")); err == nil {
+		t.Fatal("missing file")
+	}
+	// The example worker config of the repository loads.
+	if _, err := LoadConfig("../../configs/worker.json"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	if editDistance("tasks.mx", "tasks.max") != 1 || editDistance("", "abc") != 3 || editDistance("kitten", "sitting") != 3 {
+		t.Fatal("edit distance")
+	}
+	if closest("zzzzzzzz", []string{"tasks.max"}) != "" {
+		t.Fatal("far keys must not be suggested")
+	}
+}
