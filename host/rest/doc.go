@@ -1,0 +1,57 @@
+// Package rest serves Kafka Connect's REST API over a [worker.API], so that
+// Connect's tools and scripts work against floe unchanged, plus floe's own
+// table-health endpoint and Prometheus metrics.
+//
+// # Endpoints
+//
+//	GET    /                                        200 version, commit, kafka_cluster_id
+//	GET    /health                                  200 healthy, 503 starting
+//	GET    /connectors[?expand=status&expand=info]  200 names, or name → {status, info}
+//	POST   /connectors                              201 + Location, 400, 409
+//	GET    /connectors/{c}                          200, 404
+//	DELETE /connectors/{c}                          204, 404
+//	GET    /connectors/{c}/config                   200, 404
+//	PUT    /connectors/{c}/config                   201 created + Location, 200 updated, 400
+//	PATCH  /connectors/{c}/config                   200, 400, 404 (null removes a key)
+//	GET    /connectors/{c}/status                   200, 404
+//	POST   /connectors/{c}/restart                  204 (no flags), 202 + status (includeTasks/onlyFailed)
+//	PUT    /connectors/{c}/pause|resume|stop        202
+//	GET    /connectors/{c}/tasks                    200
+//	GET    /connectors/{c}/tasks/{t}/status         200, 404
+//	POST   /connectors/{c}/tasks/{t}/restart        204, 404
+//	GET    /connectors/{c}/offsets                  200 {"offsets": [...]}
+//	PATCH  /connectors/{c}/offsets                  200 {"message"}, 400 unless STOPPED
+//	DELETE /connectors/{c}/offsets                  200 {"message"}, 400 unless STOPPED
+//	GET    /connectors/{c}/topics                   200 {"c": {"topics": [...]}}
+//	PUT    /connectors/{c}/topics/reset             202
+//	GET    /connectors/{c}/tables                   200 table health and maintenance runs (floe)
+//	GET    /connector-plugins[?connectorsOnly=false] 200
+//	GET    /connector-plugins/{p}/config            200, 404
+//	PUT    /connector-plugins/{p}/config/validate   200 ConfigInfos (even with errors), 400
+//	GET    /admin/loggers                           200 name → {level, last_modified}
+//	GET    /admin/loggers/{name}                    200, 404
+//	PUT    /admin/loggers/{name}                    200 affected logger names, 400, 404
+//	PUT    /admin/loggers                           as PUT /admin/loggers/root (floe)
+//	GET    /metrics                                 Prometheus text format
+//
+// # Errors
+//
+// Every error answers Connect's body, {"error_code": N, "message": "…"}:
+// 404 for an unknown connector, task, plugin, logger or path; 409 when a
+// connector exists already or the worker is rebalancing; 400 for bad input
+// (malformed JSON names the problem, line and column); 405 for a known path
+// with the wrong method; 500 for everything else.
+//
+// # Secrets
+//
+// Config values of keys that a component declares as PASSWORD, keys whose
+// names say they hold a secret (password, secret, token, credentials, …),
+// and passwords inside URLs are replaced by "[hidden]" in every answer. A
+// client that sends a hidden value back unchanged (GET, edit, PUT) keeps the
+// stored secret.
+//
+// # Log levels
+//
+// [Loggers] keeps one [slog.LevelVar] per named logger; /admin/loggers
+// reads and sets them with log4j's level names, as Connect does.
+package rest

@@ -1,0 +1,121 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/floehq/floe/host/worker"
+)
+
+// listPlugins answers GET /connector-plugins: sources and sinks, or every
+// component with connectorsOnly=false.
+func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
+	only, err := boolParam(r, "connectorsOnly", true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	plugins := s.w.Plugins(only)
+	if plugins == nil {
+		plugins = []worker.PluginInfo{}
+	}
+	writeJSON(w, http.StatusOK, plugins)
+}
+
+// pluginConfig answers GET /connector-plugins/{p}/config: the component's
+// config key definitions.
+func (s *Server) pluginConfig(w http.ResponseWriter, r *http.Request) {
+	defs, err := s.w.PluginConfig(r.PathValue("p"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]worker.ConfigDef, len(defs))
+	for i, d := range defs {
+		out[i] = normDef(d)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// validate answers PUT /connector-plugins/{p}/config/validate with
+// Connect's ConfigInfos: 200 even when the config has errors (they are in
+// error_count and each key's value.errors). 400 only for a body that is
+// not a JSON object of strings, or a connector.class naming another
+// plugin; 404 for an unknown plugin.
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
+	plugin := r.PathValue("p")
+	var raw map[string]json.RawMessage
+	if err := decodeBody(r, &raw); err != nil {
+		writeError(w, err)
+		return
+	}
+	config, err := stringConfig(raw)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if class, ok := config["connector.class"]; ok && !s.sameClass(class, plugin) {
+		writeError(w, errorf(http.StatusBadRequest, "Included connector type %s does not match request type %s: validate at /connector-plugins/%s/config/validate instead", class, plugin, class))
+		return
+	}
+	if _, err := s.w.PluginConfig(plugin); errors.Is(err, worker.ErrNotFound) {
+		writeError(w, errorf(http.StatusNotFound, "Unknown plugin %s: GET /connector-plugins?connectorsOnly=false lists the installed ones", plugin))
+		return
+	}
+	if _, ok := config["connector.class"]; !ok {
+		config["connector.class"] = plugin
+	}
+	infos, err := s.w.Validate(r.Context(), plugin, config)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, maskInfos(infos))
+}
+
+// sameClass reports whether a config's connector.class may be validated
+// as plugin. As in Connect, a class matches its simple name and a name
+// with or without the "Connector" suffix; otherwise only two different
+// plugins the worker lists are a mismatch, so that aliases (the Iceberg
+// sink's class name for floe's iceberg) reach the worker, which resolves
+// them.
+func (s *Server) sameClass(class, plugin string) bool {
+	a, b := normClass(class), normClass(plugin)
+	if a == b || strings.HasSuffix(a, b) || strings.HasSuffix(b, a) {
+		return true
+	}
+	var knowA, knowB bool
+	for _, p := range s.w.Plugins(false) {
+		n := normClass(p.Class)
+		knowA = knowA || n == a
+		knowB = knowB || n == b
+	}
+	return !knowA || !knowB
+}
+
+func normClass(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.TrimSuffix(s, "connector")
+}
+
+// normDef gives a definition Connect's shape (dependents is a list).
+func normDef(d worker.ConfigDef) worker.ConfigDef {
+	if d.Dependents == nil {
+		d.Dependents = []string{}
+	}
+	return d
+}
+
+// normConfigInfo gives a validated key Connect's shape.
+func normConfigInfo(c worker.ConfigInfo) worker.ConfigInfo {
+	c.Definition = normDef(c.Definition)
+	if c.Value.Errors == nil {
+		c.Value.Errors = []string{}
+	}
+	if c.Value.RecommendedValues == nil {
+		c.Value.RecommendedValues = []string{}
+	}
+	return c
+}
