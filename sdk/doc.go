@@ -36,5 +36,5 @@
 // # Writing a plugin
 //
 // See docs/write-a-plugin.md in the repository, and the example plugin in
-// examples/uppercase-partitioner.
+// examples/modulo-partitioner.
 package sdk

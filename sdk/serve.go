@@ -1,15 +1,147 @@
 package sdk
 
-// Serve runs the plugin binary's components over the floe plugin protocol.
-// Call it from main; it returns when the host ends the process.
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+
+	"github.com/floehq/floe/sdk/internal/handshake"
+)
+
+// closeTimeout bounds how long a stopping server waits for the Close of
+// tasks the host left open.
+const closeTimeout = time.Second
+
+// Serve runs the plugin binary's components over the floe plugin protocol
+// (hashicorp/go-plugin, gRPC, protocol version 1). Call it from main with
+// every component the binary offers; it returns when the host ends the
+// process, after closing the tasks the host left open.
 //
-// (The protocol layer is being written; this placeholder keeps plugins
-// compiling until it lands.)
+// The components are checked first: each must set a Name and exactly one
+// kind, and names and aliases must be unique per kind. A bad declaration,
+// or a start by hand instead of by floe, prints the reason on stderr and
+// exits with status 1.
+//
+// When the floe host that started the process is gone (killed with
+// SIGKILL, say), the process closes its tasks and exits within a second,
+// rather than living on with what they hold.
+//
+// Task loggers write hclog-style JSON lines to the process's stderr, which
+// floe reads and relabels; the level is info unless the host sets
+// FLOE_PLUGIN_LOG_LEVEL (trace, debug, info, warn, error).
 func Serve(components ...Component) {
-	for _, c := range components {
-		if err := c.check(); err != nil {
-			panic(err)
+	stderr := os.Stderr // go-plugin redirects os.Stderr once serving; keep the real one for logs
+	srv, err := newServer(components, newPluginLogger(stderr, levelFromEnv()))
+	if err != nil {
+		fmt.Fprintf(stderr, "floe plugin %s: %v\n", filepath.Base(os.Args[0]), err)
+		os.Exit(1)
+	}
+	if os.Getenv(handshake.MagicCookieKey) != handshake.MagicCookieValue {
+		fmt.Fprintf(stderr, "%s is a floe plugin; floe starts it, it does not run on its own.\n"+
+			"Put it in a folder listed in the worker's plugin.path and run `floe plugins` to see it.\n"+
+			"It offers:\n", filepath.Base(os.Args[0]))
+		for _, c := range srv.components {
+			fmt.Fprintf(stderr, "  %-12s %s %s\n", c.Kind(), c.Name, c.Version)
+		}
+		os.Exit(1)
+	}
+	go watchParent(srv, os.Getppid(), parentPoll)
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  handshake.Config(),
+		VersionedPlugins: map[int]plugin.PluginSet{handshake.ProtocolVersion: srv.pluginSet()},
+		GRPCServer:       srv.grpcServer,
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name:       "go-plugin",
+			Output:     stderr,
+			Level:      hclog.Warn,
+			JSONFormat: true,
+		}),
+	})
+	srv.closeAll(closeTimeout)
+}
+
+// parentPoll is how often a plugin checks that the floe host still runs.
+const parentPoll = time.Second
+
+// watchParent ends the process when the floe host that started it is gone
+// (killed with SIGKILL, say): an orphaned plugin would go on holding what
+// its tasks hold, such as a Kafka consumer group membership.
+func watchParent(srv *server, ppid int, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for range t.C {
+		if os.Getppid() != ppid {
+			srv.log.Warn("the floe host that started this plugin is gone; exiting", "host_pid", ppid)
+			srv.closeAll(closeTimeout)
+			os.Exit(1)
 		}
 	}
-	panic("sdk.Serve: protocol layer not written yet")
+}
+
+// InProcessOptions configures [ServeInProcess].
+type InProcessOptions struct {
+	// Logs receives the tasks' log lines (hclog-style JSON, one per line).
+	// Nil discards them.
+	Logs io.Writer
+}
+
+// InProcessServer is a plugin server running inside the calling process.
+type InProcessServer struct {
+	// Addr is the unix socket the server listens on; sdk/client.Attach
+	// connects to it.
+	Addr net.Addr
+	// Done is closed once the server has stopped and closed its tasks.
+	Done <-chan struct{}
+}
+
+// ServeInProcess serves components from inside the calling process, for
+// tests: the same go-plugin gRPC server and protocol code as [Serve], on a
+// private unix socket, without a handshake on stdout or a magic cookie. It
+// returns once the server listens. The server stops when ctx ends, or when
+// a client attached to it shuts it down.
+//
+// Plugin authors rarely call it: sdktest.InProcess does, to run the
+// conformance kits against components without building a binary.
+func ServeInProcess(ctx context.Context, opts InProcessOptions, components ...Component) (*InProcessServer, error) {
+	logs := opts.Logs
+	if logs == nil {
+		logs = io.Discard
+	}
+	srv, err := newServer(components, newPluginLogger(logs, levelTrace))
+	if err != nil {
+		return nil, err
+	}
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	served := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig:  handshake.Config(),
+			VersionedPlugins: map[int]plugin.PluginSet{handshake.ProtocolVersion: srv.pluginSet()},
+			GRPCServer:       srv.grpcServer,
+			Logger:           hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Output: logs, Level: hclog.Warn, JSONFormat: true}),
+			Test: &plugin.ServeTestConfig{
+				Context:          ctx,
+				ReattachConfigCh: reattach,
+				CloseCh:          served,
+			},
+		})
+		<-served
+		srv.closeAll(closeTimeout)
+	}()
+	select {
+	case rc := <-reattach:
+		return &InProcessServer{Addr: rc.Addr, Done: done}, nil
+	case <-done:
+		return nil, errors.New("sdk: in-process plugin server stopped before it listened (see its logs)")
+	}
 }

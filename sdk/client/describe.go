@@ -1,0 +1,43 @@
+package client
+
+import (
+	"context"
+
+	"github.com/floehq/floe/sdk"
+	"github.com/floehq/floe/sdk/internal/pb"
+)
+
+// Component is one component a binary declares.
+type Component struct {
+	Kind    sdk.Kind
+	Name    string
+	Aliases []string
+	Version string
+	Summary string
+	Fields  []sdk.Field
+	// SDKVersion is the floe SDK version the binary was built with.
+	SDKVersion string
+}
+
+// Describe lists the binary's components.
+func (p *Process) Describe(ctx context.Context) ([]Component, error) {
+	resp, err := p.describe.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		return nil, p.callError(ctx, "describe", err)
+	}
+	out := make([]Component, 0, len(resp.GetComponents()))
+	for _, c := range resp.GetComponents() {
+		out = append(out, componentFromProto(c, resp.GetSdkVersion()))
+	}
+	return out, nil
+}
+
+// Validate checks config against one component's spec, in the plugin (so
+// the plugin's own validators run).
+func (p *Process) Validate(ctx context.Context, kind sdk.Kind, component string, config map[string]string) ([]sdk.ConfigError, error) {
+	resp, err := p.describe.Validate(ctx, &pb.ValidateRequest{Kind: kindToProto(kind), Component: component, Config: config})
+	if err != nil {
+		return nil, p.callError(ctx, "validate "+string(kind)+" "+quote(component), err)
+	}
+	return configErrorsFromProto(resp.GetErrors()), nil
+}

@@ -1,0 +1,99 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/floehq/floe/sdk"
+	"github.com/floehq/floe/sdk/internal/handshake"
+)
+
+// Error is a call into a plugin that failed.
+type Error struct {
+	// Plugin is the binary's path (or the attached server's label).
+	Plugin string
+	// Op names the call: `source "datagen" task 0 of connector "orders": read`.
+	Op string
+	// Message is the plugin's error message, or what went wrong on the way.
+	Message string
+	// ConfigErrors lists every bad key when the plugin refused a config.
+	ConfigErrors []sdk.ConfigError
+	// Exited is set when the plugin process ended during the call.
+	Exited bool
+
+	sentinel error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("plugin %s: %s: %s", baseName(e.Plugin), e.Op, e.Message)
+}
+
+// Unwrap returns the SDK sentinel the plugin's error wrapped, if any
+// (sdk.ErrSchemaRejected, sdk.ErrRecordTooLarge, sdk.ErrUnsupported,
+// sdk.ErrEndOfInput).
+func (e *Error) Unwrap() error { return e.sentinel }
+
+// callError turns a failed gRPC call into an *Error naming the plugin and
+// the call. A call cut short by the caller's ctx returns ctx's error
+// wrapped, so errors.Is(err, context.Canceled) holds.
+func (p *Process) callError(ctx context.Context, op string, err error) error {
+	st, _ := status.FromError(err)
+	code := st.Code()
+	if (code == codes.Canceled || code == codes.DeadlineExceeded) && ctxEnded(ctx) {
+		cause := ctx.Err()
+		if cause == nil {
+			cause = context.DeadlineExceeded
+		}
+		return fmt.Errorf("plugin %s: %s: %w", baseName(p.name), op, cause)
+	}
+	e := &Error{Plugin: p.name, Op: op, Message: st.Message()}
+	if code == codes.Unavailable || code == codes.Canceled {
+		if p.hasExited(500 * time.Millisecond) {
+			e.Exited = true
+			e.Message = "the plugin process ended: " + p.reason()
+			return e
+		}
+	}
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			if d.GetDomain() != handshake.ErrorDomain {
+				continue
+			}
+			switch d.GetReason() {
+			case handshake.ReasonSchemaRejected:
+				e.sentinel = sdk.ErrSchemaRejected
+			case handshake.ReasonRecordTooLarge:
+				e.sentinel = sdk.ErrRecordTooLarge
+			case handshake.ReasonUnsupported:
+				e.sentinel = sdk.ErrUnsupported
+			case handshake.ReasonEndOfInput:
+				e.sentinel = sdk.ErrEndOfInput
+			}
+		case *errdetails.BadRequest:
+			for _, v := range d.GetFieldViolations() {
+				e.ConfigErrors = append(e.ConfigErrors, sdk.ConfigError{Key: v.GetField(), Message: v.GetDescription()})
+			}
+		}
+	}
+	if e.sentinel == nil && code == codes.Unimplemented {
+		e.sentinel = sdk.ErrUnsupported
+	}
+	return e
+}
+
+// ctxEnded reports whether ctx is over, or so nearly over that a call
+// cancelled now was cut short by it: the plugin's side of a call may time
+// out a moment before the caller's timer fires.
+func ctxEnded(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) < 100*time.Millisecond
+}

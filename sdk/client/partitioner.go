@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/floehq/floe/sdk/internal/pb"
+)
+
+// PartitionerOpen opens a connector's partitioner.
+type PartitionerOpen struct {
+	Component string
+	Connector string
+	Config    map[string]string
+	Writers   int
+}
+
+// PartitionerTask is a partitioner in a plugin process. Safe for
+// concurrent use.
+type PartitionerTask struct {
+	p       *Process
+	handle  uint64
+	label   string
+	writers int
+}
+
+// OpenPartitioner opens a partitioner.
+func (p *Process) OpenPartitioner(ctx context.Context, req PartitionerOpen) (*PartitionerTask, error) {
+	label := fmt.Sprintf("partitioner %q of connector %q", req.Component, req.Connector)
+	if req.Writers <= 0 {
+		return nil, fmt.Errorf("plugin %s: %s: open: %d writers; need at least 1", baseName(p.name), label, req.Writers)
+	}
+	resp, err := p.partitioner.Open(ctx, &pb.PartitionerOpenRequest{
+		Component: req.Component,
+		Connector: req.Connector,
+		Config:    req.Config,
+		Writers:   int32(req.Writers),
+	})
+	if err != nil {
+		return nil, p.openError(ctx, "partitioner", label, err)
+	}
+	return &PartitionerTask{p: p, handle: resp.GetHandle(), label: label, writers: req.Writers}, nil
+}
+
+// Partition returns a writer per record and, if the plugin tracks it, the
+// per-writer load. The answer is checked: exactly one writer per record,
+// each in [0, writers); anything else is an error naming the plugin.
+func (t *PartitionerTask) Partition(ctx context.Context, b Batch) (writers []uint32, load []float64, err error) {
+	if b.NumRecords == 0 {
+		return nil, nil, nil
+	}
+	resp, err := t.p.partitioner.Partition(ctx, &pb.PartitionRequest{Handle: t.handle, Batch: batchToProto(b)})
+	if err != nil {
+		return nil, nil, t.p.callError(ctx, t.label+": partition", err)
+	}
+	writers = resp.GetWriters()
+	op := fmt.Sprintf("%s: partition %s [%d, %d)", t.label, b.Partition, b.From, b.Next)
+	if int64(len(writers)) != b.NumRecords {
+		return nil, nil, &Error{Plugin: t.p.name, Op: op,
+			Message: fmt.Sprintf("returned %d writer indexes for %d records; a partitioner must return exactly one per record", len(writers), b.NumRecords)}
+	}
+	for i, w := range writers {
+		if int(w) >= t.writers {
+			return nil, nil, &Error{Plugin: t.p.name, Op: op,
+				Message: fmt.Sprintf("record %d went to writer %d, outside [0, %d)", i, w, t.writers)}
+		}
+	}
+	return writers, resp.GetLoad(), nil
+}
+
+// Close closes the partitioner.
+func (t *PartitionerTask) Close(ctx context.Context) error {
+	if _, err := t.p.partitioner.Close(ctx, &pb.CloseRequest{Handle: t.handle}); err != nil {
+		return t.p.callError(ctx, t.label+": close", err)
+	}
+	return nil
+}

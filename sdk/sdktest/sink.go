@@ -1,0 +1,436 @@
+package sdktest
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/floehq/floe/sdk"
+	"github.com/floehq/floe/sdk/client"
+)
+
+// SinkCase describes a sink for [SinkKit].
+type SinkCase struct {
+	// Component is the sink's name in the target.
+	Component string
+	// Config is a valid connector config for it.
+	Config map[string]string
+	// FreshConfig, when set, is called instead of using Config at the start
+	// of every check, so each check writes to fresh tables (a new
+	// warehouse folder, a new namespace).
+	FreshConfig func(t testing.TB) map[string]string
+	// Writers is the writer count (default 2).
+	Writers int
+	// Batches are what the kit writes. The default is
+	// SampleBatches(2, 4, 250). Batches of one partition must chain. The
+	// kit does not release them.
+	Batches []sdk.Batch
+	// InvalidConfig maps keys to values Open must refuse, with an error
+	// naming the key; when empty the kit derives some from the spec.
+	InvalidConfig map[string]string
+	// NotSecret lists keys whose names look like secrets but are not.
+	NotSecret []string
+	// Skip names checks that do not apply.
+	Skip []string
+	// Timeout bounds each check (default 2 min).
+	Timeout time.Duration
+}
+
+// The sink kit's checks, besides spec, invalid_config and close.
+const (
+	CheckWriteFlushCommit = "write_flush_commit"
+	CheckEmptyCheckpoint  = "empty_checkpoint"
+	CheckPipelined        = "pipelined_checkpoints"
+	CheckFrontierReopen   = "frontier_after_reopen"
+	CheckPrepareSchema    = "prepare_schema"
+)
+
+// SinkKit runs the sink conformance checks against target, each as a
+// named subtest with a fresh plugin process (and a fresh config, with
+// FreshConfig):
+//
+//   - spec, invalid_config: as in [SourceKit].
+//   - write_flush_commit: PrepareSchema, Write of every batch spread over
+//     the writers, Flush, Commit; Flush returns results only for writers
+//     that got records, counting every record not rejected; with a
+//     frontier (sdk.SinkTaskWithFrontier) it equals each partition's Next
+//     and the checkpoint after Commit. An empty checkpoint afterwards
+//     flushes nothing, commits fine and leaves the frontier alone.
+//   - empty_checkpoint: on a fresh sink, Flush without writes returns no
+//     results and Commit of the empty checkpoint succeeds.
+//   - pipelined_checkpoints: writes of checkpoint 2 arrive before
+//     Flush(1); each Flush returns only its own checkpoint's records, and
+//     the commits apply in order.
+//   - frontier_after_reopen: a sink reopened with the same config reports
+//     the frontier committed before (skipped without a frontier).
+//   - prepare_schema: preparing the same schema twice succeeds (a sink
+//     without schema support accepts all).
+//   - close: Close succeeds and calls after it fail.
+func SinkKit(t *testing.T, target Target, c SinkCase) {
+	t.Helper()
+	sinkKit(tAdapter{t}, target, c)
+}
+
+type sinkKitRun struct {
+	c SinkCase
+}
+
+func sinkKit(t tb, target Target, c SinkCase) {
+	if c.Component == "" {
+		t.Fatal("sdktest.SinkKit: the case names no Component")
+	}
+	if c.Writers <= 0 {
+		c.Writers = 2
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 2 * time.Minute
+	}
+	if len(c.Batches) == 0 {
+		c.Batches = SampleBatches(2, 4, 250)
+		defer releaseAll(c.Batches)
+	}
+	k := &sinkKitRun{c: c}
+	checks := []struct {
+		name string
+		fn   func(t tb, s *session, cfg map[string]string, in []client.Batch)
+	}{
+		{CheckSpec, k.spec},
+		{CheckInvalidConfig, k.invalidConfig},
+		{CheckWriteFlushCommit, k.writeFlushCommit},
+		{CheckEmptyCheckpoint, k.emptyCheckpoint},
+		{CheckPipelined, k.pipelined},
+		{CheckFrontierReopen, k.frontierReopen},
+		{CheckPrepareSchema, k.prepareSchema},
+		{CheckClose, k.close},
+	}
+	for _, ch := range checks {
+		t.run(ch.name, func(t tb) {
+			skipIf(t, c.Skip, ch.name)
+			s := newSession(t, target, c.Timeout)
+			cfg := maps.Clone(c.Config)
+			if c.FreshConfig != nil {
+				cfg = c.FreshConfig(t)
+			}
+			ch.fn(t, s, cfg, wireBatches(t, c.Batches))
+		})
+	}
+}
+
+func (k *sinkKitRun) open(t tb, s *session, cfg map[string]string) *client.SinkTask {
+	t.Helper()
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	task, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: "sdktest", Config: cfg, Writers: k.c.Writers})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return task
+}
+
+func (k *sinkKitRun) closeSink(t tb, s *session, task *client.SinkTask) {
+	t.Helper()
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	if err := task.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+func (k *sinkKitRun) spec(t tb, s *session, cfg map[string]string, _ []client.Batch) {
+	checkSpec(t, s, sdk.KindSink, k.c.Component, cfg, k.c.NotSecret)
+}
+
+func (k *sinkKitRun) invalidConfig(t tb, s *session, cfg map[string]string, _ []client.Batch) {
+	comp := s.describe(sdk.KindSink, k.c.Component)
+	checkInvalidConfig(t, invalidConfigs(comp, cfg, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
+		ctx, cancel := s.callCtx(callTimeout)
+		defer cancel()
+		task, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: "sdktest", Config: bad, Writers: k.c.Writers})
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = task.Close(ctx) }, nil
+	})
+}
+
+// prepare announces every schema of the input, as the host does before
+// the first batch of a schema.
+func (k *sinkKitRun) prepare(t tb, s *session, task *client.SinkTask, in []sdk.Batch) {
+	t.Helper()
+	done := map[int64]bool{}
+	for _, b := range in {
+		if done[b.SchemaID] || b.Records == nil {
+			continue
+		}
+		done[b.SchemaID] = true
+		ws, err := client.EncodeSchema(b.SchemaID, valueSchema(b.Records.Schema()))
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		ctx, cancel := s.callCtx(callTimeout)
+		_, err = task.PrepareSchema(ctx, ws)
+		cancel()
+		if err != nil {
+			t.Fatalf("PrepareSchema %d: %v", b.SchemaID, err)
+		}
+	}
+}
+
+// written tracks what one checkpoint wrote.
+type written struct {
+	records int64         // rows written and not rejected
+	writers map[int]int64 // rows per writer
+	ranges  map[string]*sdk.Range
+}
+
+func newWritten() *written {
+	return &written{writers: map[int]int64{}, ranges: map[string]*sdk.Range{}}
+}
+
+func (w *written) rangeList() []sdk.Range {
+	out := make([]sdk.Range, 0, len(w.ranges))
+	for _, p := range slices.Sorted(maps.Keys(w.ranges)) {
+		out = append(out, *w.ranges[p])
+	}
+	return out
+}
+
+// write writes batches to checkpoint cp, record j of batch i to writer
+// (i+j) mod Writers.
+func (k *sinkKitRun) write(t tb, s *session, task *client.SinkTask, cp uint64, in []client.Batch, w *written) {
+	t.Helper()
+	for i, b := range in {
+		writers := make([]uint32, b.NumRecords)
+		per := map[int]int64{}
+		for j := range writers {
+			writers[j] = uint32((i + j) % k.c.Writers)
+			per[int(writers[j])]++
+		}
+		ctx, cancel := s.callCtx(callTimeout)
+		rejected, err := task.Write(ctx, cp, b, writers)
+		cancel()
+		if err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+		for _, r := range rejected {
+			if r.Offset < b.From || r.Offset >= b.Next {
+				t.Errorf("Write of %s [%d, %d) rejected offset %d, outside the batch", b.Partition, b.From, b.Next, r.Offset)
+			}
+			if r.Reason == "" {
+				t.Errorf("Write of %s [%d, %d) rejected offset %d without a reason", b.Partition, b.From, b.Next, r.Offset)
+			}
+		}
+		if len(rejected) > 0 {
+			t.Logf("Write of %s [%d, %d) rejected %d records (first: %s)", b.Partition, b.From, b.Next, len(rejected), rejected[0].Reason)
+		}
+		w.records += b.NumRecords - int64(len(rejected))
+		for wr, n := range per {
+			w.writers[wr] += n
+		}
+		if r, ok := w.ranges[b.Partition]; ok {
+			r.Next = b.Next
+		} else {
+			w.ranges[b.Partition] = &sdk.Range{Partition: b.Partition, From: b.From, Next: b.Next}
+		}
+	}
+}
+
+// flush flushes cp and checks the results against what was written.
+func (k *sinkKitRun) flush(t tb, s *session, task *client.SinkTask, cp uint64, w *written) []sdk.WriteResult {
+	t.Helper()
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	results, err := task.Flush(ctx, cp)
+	if err != nil {
+		t.Fatalf("Flush(%d): %v", cp, err)
+	}
+	var sum int64
+	for _, r := range results {
+		switch {
+		case r.Writer < 0 || r.Writer >= k.c.Writers:
+			t.Errorf("Flush(%d) returned a result for writer %d, outside [0, %d)", cp, r.Writer, k.c.Writers)
+		case w.writers[r.Writer] == 0:
+			t.Errorf("Flush(%d) returned a result for writer %d, which got no records in checkpoint %d; results are only for written data", cp, r.Writer, cp)
+		}
+		if r.Records <= 0 || r.Bytes < 0 || r.Files < 0 {
+			t.Errorf("Flush(%d) returned a result for writer %d with %d records, %d bytes, %d files; a result describes data written", cp, r.Writer, r.Records, r.Bytes, r.Files)
+		}
+		sum += r.Records
+	}
+	if sum != w.records {
+		t.Errorf("Flush(%d) results count %d records; checkpoint %d wrote %d (not rejected)", cp, sum, cp, w.records)
+	}
+	return results
+}
+
+func (k *sinkKitRun) commit(t tb, s *session, task *client.SinkTask, cp uint64, w *written, results []sdk.WriteResult) {
+	t.Helper()
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	commits, err := task.Commit(ctx, sdk.CommitRequest{Checkpoint: cp, Ranges: w.rangeList(), Results: results})
+	if err != nil {
+		t.Fatalf("Commit(%d): %v", cp, err)
+	}
+	for _, c := range commits {
+		if c.Records < 0 || c.Files < 0 || c.Attempts < 0 {
+			t.Errorf("Commit(%d) reported table %q with %d records, %d files, %d attempts", cp, c.Table, c.Records, c.Files, c.Attempts)
+		}
+	}
+}
+
+// frontier returns the sink's frontier, or false when it keeps none.
+func (k *sinkKitRun) frontier(t tb, s *session, task *client.SinkTask) (sdk.Frontier, bool) {
+	t.Helper()
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	f, err := task.Frontier(ctx)
+	if errors.Is(err, sdk.ErrUnsupported) {
+		return f, false
+	}
+	if err != nil {
+		t.Fatalf("Frontier: %v", err)
+	}
+	return f, true
+}
+
+// checkFrontier compares the frontier with the Next of every range
+// committed so far.
+func checkFrontier(t tb, f sdk.Frontier, want map[string]int64, cp uint64, when string) {
+	t.Helper()
+	for p, next := range want {
+		if got, ok := f.Positions[p]; !ok || got != next {
+			t.Errorf("%s the frontier of partition %s is %d (present: %v), want %d, the Next of the committed range", when, p, got, ok, next)
+		}
+	}
+	for p := range f.Positions {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s the frontier has partition %s, which was never committed", when, p)
+		}
+	}
+	if f.Checkpoint != cp {
+		t.Errorf("%s the frontier's checkpoint is %d, want %d", when, f.Checkpoint, cp)
+	}
+}
+
+func nextOf(ws ...*written) map[string]int64 {
+	out := map[string]int64{}
+	for _, w := range ws {
+		for p, r := range w.ranges {
+			out[p] = r.Next
+		}
+	}
+	return out
+}
+
+func (k *sinkKitRun) writeFlushCommit(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	task := k.open(t, s, cfg)
+	defer k.closeSink(t, s, task)
+	k.prepare(t, s, task, k.c.Batches)
+	w := newWritten()
+	k.write(t, s, task, 1, in, w)
+	results := k.flush(t, s, task, 1, w)
+	k.commit(t, s, task, 1, w, results)
+	f, ok := k.frontier(t, s, task)
+	if ok {
+		checkFrontier(t, f, nextOf(w), 1, "after Commit(1)")
+	}
+	empty := newWritten()
+	results = k.flush(t, s, task, 2, empty)
+	if len(results) > 0 {
+		t.Errorf("Flush(2) of a checkpoint without writes returned %d results", len(results))
+	}
+	k.commit(t, s, task, 2, empty, results)
+	if ok {
+		f, _ = k.frontier(t, s, task)
+		checkFrontier(t, f, nextOf(w), f.Checkpoint, "after the empty Commit(2)")
+		if f.Checkpoint != 1 && f.Checkpoint != 2 {
+			t.Errorf("after the empty Commit(2) the frontier's checkpoint is %d, want 1 or 2", f.Checkpoint)
+		}
+	}
+}
+
+func (k *sinkKitRun) emptyCheckpoint(t tb, s *session, cfg map[string]string, _ []client.Batch) {
+	task := k.open(t, s, cfg)
+	defer k.closeSink(t, s, task)
+	empty := newWritten()
+	results := k.flush(t, s, task, 1, empty)
+	if len(results) > 0 {
+		t.Errorf("Flush(1) without writes returned %d results", len(results))
+	}
+	k.commit(t, s, task, 1, empty, results)
+	if f, ok := k.frontier(t, s, task); ok && len(f.Positions) > 0 {
+		t.Errorf("after an empty checkpoint the frontier holds %v; nothing was written", f.Positions)
+	}
+}
+
+func (k *sinkKitRun) pipelined(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	// The first half of each partition's batches go to checkpoint 1, the
+	// rest to checkpoint 2.
+	var first, second []client.Batch
+	count := map[string]int{}
+	for _, b := range in {
+		count[b.Partition]++
+	}
+	seen := map[string]int{}
+	for _, b := range in {
+		seen[b.Partition]++
+		if seen[b.Partition] <= (count[b.Partition]+1)/2 {
+			first = append(first, b)
+		} else {
+			second = append(second, b)
+		}
+	}
+	task := k.open(t, s, cfg)
+	defer k.closeSink(t, s, task)
+	k.prepare(t, s, task, k.c.Batches)
+	w1, w2 := newWritten(), newWritten()
+	k.write(t, s, task, 1, first, w1)
+	k.write(t, s, task, 2, second, w2)
+	r1 := k.flush(t, s, task, 1, w1)
+	r2 := k.flush(t, s, task, 2, w2)
+	k.commit(t, s, task, 1, w1, r1)
+	if f, ok := k.frontier(t, s, task); ok {
+		checkFrontier(t, f, nextOf(w1), 1, "after Commit(1)")
+	}
+	k.commit(t, s, task, 2, w2, r2)
+	if f, ok := k.frontier(t, s, task); ok {
+		checkFrontier(t, f, nextOf(w1, w2), 2, "after Commit(2)")
+	}
+}
+
+func (k *sinkKitRun) frontierReopen(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	task := k.open(t, s, cfg)
+	if _, ok := k.frontier(t, s, task); !ok {
+		k.closeSink(t, s, task)
+		t.Skip("the sink keeps no frontier (it does not implement sdk.SinkTaskWithFrontier)")
+	}
+	k.prepare(t, s, task, k.c.Batches)
+	w := newWritten()
+	k.write(t, s, task, 1, in, w)
+	k.commit(t, s, task, 1, w, k.flush(t, s, task, 1, w))
+	k.closeSink(t, s, task)
+
+	task = k.open(t, s, cfg)
+	defer k.closeSink(t, s, task)
+	f, _ := k.frontier(t, s, task)
+	checkFrontier(t, f, nextOf(w), 1, "after reopening the sink,")
+}
+
+func (k *sinkKitRun) prepareSchema(t tb, s *session, cfg map[string]string, _ []client.Batch) {
+	task := k.open(t, s, cfg)
+	defer k.closeSink(t, s, task)
+	k.prepare(t, s, task, k.c.Batches)
+	k.prepare(t, s, task, k.c.Batches)
+}
+
+func (k *sinkKitRun) close(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	task := k.open(t, s, cfg)
+	k.closeSink(t, s, task)
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	if _, err := task.Write(ctx, 1, in[0], nil); err == nil {
+		t.Errorf("Write after Close succeeded; the sink's handle must be gone")
+	}
+}

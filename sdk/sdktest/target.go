@@ -1,0 +1,165 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/floehq/floe/sdk"
+	"github.com/floehq/floe/sdk/client"
+)
+
+// Target is the plugin a kit runs: a built binary ([Binary]) or
+// components served from the test process ([InProcess]). Either way the
+// kit talks to it over real go-plugin gRPC, through the same client the
+// floe host uses. Each check starts a fresh plugin process (or server).
+type Target struct {
+	name  string
+	start func(ctx context.Context, logs io.Writer) (*client.Process, error)
+}
+
+// String names the target in messages.
+func (t Target) String() string { return t.name }
+
+// Binary targets a built plugin binary, started as floe starts it
+// (handshake, AutoMTLS).
+func Binary(path string) Target {
+	return Target{
+		name: path,
+		start: func(ctx context.Context, logs io.Writer) (*client.Process, error) {
+			return client.Start(ctx, client.StartOptions{
+				Path:         path,
+				StartTimeout: startTimeout,
+				Logger:       hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug, DisableTime: true}),
+				Env:          []string{"FLOE_PLUGIN_LOG_LEVEL=debug"},
+			})
+		},
+	}
+}
+
+// InProcess targets components served from the test process over a real
+// gRPC connection (sdk.ServeInProcess): quicker than building a binary,
+// and the race detector sees the plugin's code.
+func InProcess(components ...sdk.Component) Target {
+	return Target{
+		name: "in-process " + componentNames(components),
+		start: func(ctx context.Context, logs io.Writer) (*client.Process, error) {
+			srv, err := sdk.ServeInProcess(ctx, sdk.InProcessOptions{Logs: logs}, components...)
+			if err != nil {
+				return nil, err
+			}
+			return client.Attach(ctx, client.AttachOptions{Name: "in-process", Addr: srv.Addr, Done: srv.Done})
+		},
+	}
+}
+
+func componentNames(cs []sdk.Component) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ",")
+}
+
+// Build compiles the plugin's main package (pkg, as `go build` takes it,
+// such as "." or "./cmd/floe-plugin-x") into a temporary folder and returns
+// the binary's path, named floe-plugin-<name>. It fails the test if the
+// build fails. It needs the go command on PATH.
+func Build(t testing.TB, pkg, name string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "floe-plugin-"+name)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sdktest.Build: go build -o %s %s: %v\n%s", out, pkg, err, stderr.String())
+	}
+	return out
+}
+
+// startTimeout bounds starting one plugin process.
+const startTimeout = 30 * time.Second
+
+// session is one check's plugin process and its deadline.
+type session struct {
+	t   tb
+	p   *client.Process
+	ctx context.Context
+}
+
+// newSession starts the target for one check. The process is killed, and
+// its log shown if the check failed, when the check ends.
+func newSession(t tb, target Target, timeout time.Duration) *session {
+	t.Helper()
+	logs := &logTail{max: 200}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	p, err := target.start(ctx, logs)
+	if err != nil {
+		t.Fatalf("start %s: %v", target, err)
+	}
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			if lines := logs.String(); lines != "" {
+				t.Logf("plugin log (last lines):\n%s", lines)
+			}
+		}
+	})
+	return &session{t: t, p: p, ctx: ctx}
+}
+
+// logTail keeps a plugin's last log lines.
+type logTail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+	part  []byte
+}
+
+func (l *logTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	data := append(l.part, p...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		l.lines = append(l.lines, string(data[:i]))
+		if len(l.lines) > l.max {
+			l.lines = l.lines[len(l.lines)-l.max:]
+		}
+		data = data[i+1:]
+	}
+	l.part = append([]byte(nil), data...)
+	return len(p), nil
+}
+
+func (l *logTail) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// skipIf skips a check the case opted out of.
+func skipIf(t tb, skip []string, check string) {
+	for _, s := range skip {
+		if s == check {
+			t.Skipf("the case skips %q", check)
+		}
+	}
+}
+
+// callCtx bounds one call within the session.
+func (s *session) callCtx(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.ctx, d)
+}

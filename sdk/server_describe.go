@@ -1,0 +1,55 @@
+package sdk
+
+import (
+	"context"
+	"runtime/debug"
+
+	"github.com/floehq/floe/sdk/internal/pb"
+)
+
+// describeServer answers the host's questions about the binary: which
+// components it has, and whether a config suits one of them.
+type describeServer struct {
+	pb.UnimplementedDescribeServer
+	s *server
+}
+
+func (d *describeServer) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	resp := &pb.DescribeResponse{SdkVersion: sdkVersion()}
+	for _, c := range d.s.components {
+		resp.Components = append(resp.Components, componentToProto(c))
+	}
+	return resp, nil
+}
+
+// Validate runs the component's spec, including the plugin's own Check
+// functions, which the host cannot run itself.
+func (d *describeServer) Validate(_ context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+	c, err := d.s.component(kindFromProto(req.GetKind()), req.GetComponent())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ValidateResponse{Errors: configErrorsToProto(c.Spec.Validate(req.GetConfig()))}, nil
+}
+
+// sdkVersion is the version of the floe module the plugin was built with,
+// as Go recorded it in the binary.
+func sdkVersion() string {
+	const module = "github.com/floehq/floe"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if info.Main.Path == module {
+		return info.Main.Version
+	}
+	for _, d := range info.Deps {
+		if d.Path == module {
+			if d.Replace != nil && d.Replace.Version != "" {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,80 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/floehq/floe/sdk/internal/pb"
+)
+
+// maintenanceServer adapts the process's Maintenance components to the
+// Maintenance service.
+type maintenanceServer struct {
+	pb.UnimplementedMaintenanceServer
+	s *server
+}
+
+type maintenanceEntry struct {
+	task  MaintenanceTask
+	label string
+}
+
+func (ms *maintenanceServer) Open(ctx context.Context, req *pb.MaintenanceOpenRequest) (*pb.MaintenanceOpenResponse, error) {
+	c, err := ms.s.component(KindMaintenance, req.GetComponent())
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ms.s.config(c, req.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	label := fmt.Sprintf("maintenance %q of connector %q", c.Name, req.GetConnector())
+	task, err := c.Maintenance.Open(ctx, MaintenanceOpenRequest{
+		Connector: req.GetConnector(),
+		Config:    cfg,
+		Logger:    ms.s.log.With("connector", req.GetConnector(), "component", c.Name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if task == nil {
+		return nil, errors.New("Open returned neither a task nor an error")
+	}
+	return &pb.MaintenanceOpenResponse{Handle: ms.s.maintenances.add(&maintenanceEntry{task: task, label: label})}, nil
+}
+
+func (ms *maintenanceServer) Cycle(ctx context.Context, req *pb.CycleRequest) (*pb.CycleResponse, error) {
+	e, err := ms.s.maintenances.get(KindMaintenance, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.task.Cycle(ctx, CycleRequest{Force: req.GetForce(), DryRun: req.GetDryRun()})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CycleResponse{Runs: taskRunsToProto(res.Runs), NextCycleMs: res.Next.Milliseconds()}, nil
+}
+
+func (ms *maintenanceServer) Status(ctx context.Context, req *pb.MaintenanceStatusRequest) (*pb.MaintenanceStatusResponse, error) {
+	e, err := ms.s.maintenances.get(KindMaintenance, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	st, err := e.task.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.MaintenanceStatusResponse{Tables: tableHealthToProto(st.Tables), Runs: taskRunsToProto(st.Runs)}, nil
+}
+
+func (ms *maintenanceServer) Close(ctx context.Context, req *pb.CloseRequest) (*pb.CloseResponse, error) {
+	e, err := ms.s.maintenances.remove(KindMaintenance, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	if err := safeClose(ctx, e.label, e.task.Close); err != nil {
+		return nil, err
+	}
+	return &pb.CloseResponse{}, nil
+}

@@ -1,0 +1,173 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/floehq/floe/sdk/internal/pb"
+)
+
+// sinkServer adapts the process's Sink components to the Sink service.
+type sinkServer struct {
+	pb.UnimplementedSinkServer
+	s *server
+}
+
+type sinkEntry struct {
+	task    SinkTask
+	label   string
+	writers int
+}
+
+func (ss *sinkServer) Open(ctx context.Context, req *pb.SinkOpenRequest) (*pb.SinkOpenResponse, error) {
+	c, err := ss.s.component(KindSink, req.GetComponent())
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ss.s.config(c, req.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	label := fmt.Sprintf("sink %q of connector %q", c.Name, req.GetConnector())
+	task, err := c.Sink.Open(ctx, SinkOpenRequest{
+		Connector: req.GetConnector(),
+		Config:    cfg,
+		Writers:   int(req.GetWriters()),
+		Logger:    ss.s.log.With("connector", req.GetConnector(), "component", c.Name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if task == nil {
+		return nil, errors.New("Open returned neither a task nor an error")
+	}
+	return &pb.SinkOpenResponse{Handle: ss.s.sinks.add(&sinkEntry{task: task, label: label, writers: int(req.GetWriters())})}, nil
+}
+
+func (ss *sinkServer) Frontier(ctx context.Context, req *pb.FrontierRequest) (*pb.FrontierResponse, error) {
+	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	ft, ok := e.task.(SinkTaskWithFrontier)
+	if !ok {
+		return nil, status.Errorf(codes.Unimplemented, "the sink keeps no frontier (its task does not implement sdk.SinkTaskWithFrontier)")
+	}
+	f, err := ft.Frontier(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.FrontierResponse{Positions: f.Positions, Checkpoint: f.Checkpoint}, nil
+}
+
+// PrepareSchema answers a rejection in band (accepted=false with the
+// reason); other errors fail the call.
+func (ss *sinkServer) PrepareSchema(ctx context.Context, req *pb.PrepareSchemaRequest) (*pb.PrepareSchemaResponse, error) {
+	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	st, ok := e.task.(SinkTaskWithSchemas)
+	if !ok {
+		return nil, status.Errorf(codes.Unimplemented, "the sink does not prepare schemas (its task does not implement sdk.SinkTaskWithSchemas)")
+	}
+	s, err := schemaFromProto(req.GetSchema())
+	if err != nil {
+		return nil, err
+	}
+	changes, err := st.PrepareSchema(ctx, s)
+	switch {
+	case errors.Is(err, ErrSchemaRejected):
+		return &pb.PrepareSchemaResponse{
+			Accepted: false,
+			Reason:   strings.TrimPrefix(err.Error(), ErrSchemaRejected.Error()+": "),
+		}, nil
+	case err != nil:
+		return nil, err
+	}
+	return &pb.PrepareSchemaResponse{Accepted: true, Changes: changes}, nil
+}
+
+func (ss *sinkServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.WriteResponse, error) {
+	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	b, err := batchFromProto(req.GetBatch(), ss.s.mem)
+	if err != nil {
+		return nil, err
+	}
+	if b.Records == nil {
+		return &pb.WriteResponse{}, nil // every record of the range was skipped: nothing to write
+	}
+	defer b.Records.Release()
+	if err := checkWriters(req.GetWriters(), b.Records.NumRows(), e.writers); err != nil {
+		return nil, err
+	}
+	rejected, err := e.task.Write(ctx, WriteRequest{Checkpoint: req.GetCheckpoint(), Batch: b, Writers: req.GetWriters()})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.WriteResponse{Rejected: rejectedToProto(rejected)}, nil
+}
+
+func (ss *sinkServer) Flush(ctx context.Context, req *pb.FlushRequest) (*pb.FlushResponse, error) {
+	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	results, err := e.task.Flush(ctx, req.GetCheckpoint())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.FlushResponse{Results: writeResultsToProto(results)}, nil
+}
+
+func (ss *sinkServer) Commit(ctx context.Context, req *pb.SinkCommitRequest) (*pb.SinkCommitResponse, error) {
+	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	commits, err := e.task.Commit(ctx, CommitRequest{
+		Checkpoint: req.GetCheckpoint(),
+		Ranges:     rangesFromProto(req.GetRanges()),
+		Results:    writeResultsFromProto(req.GetResults()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.SinkCommitResponse{Commits: tableCommitsToProto(commits)}, nil
+}
+
+func (ss *sinkServer) Close(ctx context.Context, req *pb.CloseRequest) (*pb.CloseResponse, error) {
+	e, err := ss.s.sinks.remove(KindSink, req.GetHandle())
+	if err != nil {
+		return nil, err
+	}
+	if err := safeClose(ctx, e.label, e.task.Close); err != nil {
+		return nil, err
+	}
+	return &pb.CloseResponse{}, nil
+}
+
+// checkWriters holds the host to Write's contract, so a sink can index by
+// the writer list without checking it.
+func checkWriters(writers []uint32, rows int64, n int) error {
+	if len(writers) == 0 {
+		return nil
+	}
+	if int64(len(writers)) != rows {
+		return status.Errorf(codes.InvalidArgument, "write: %d writer indexes for %d records", len(writers), rows)
+	}
+	for i, w := range writers {
+		if n > 0 && int(w) >= n {
+			return status.Errorf(codes.InvalidArgument, "write: record %d goes to writer %d, but the sink was opened with %d writers", i, w, n)
+		}
+	}
+	return nil
+}
