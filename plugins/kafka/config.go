@@ -1,0 +1,346 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/floehq/floe/schemas"
+	"github.com/floehq/floe/sdk"
+)
+
+// Config keys. Names follow Kafka Connect and Confluent where they have
+// one; librdkafka settings go through with the "kafka." prefix.
+const (
+	KeyTopics      = "topics"
+	KeyTopicsRegex = "topics.regex"
+
+	// KeyKafkaPrefix passes librdkafka consumer settings through:
+	// "kafka.fetch.max.bytes" becomes librdkafka's "fetch.max.bytes".
+	KeyKafkaPrefix          = "kafka."
+	KeyBootstrapServers     = "kafka.bootstrap.servers"
+	KeySecurityProtocol     = "kafka.security.protocol"
+	KeySASLMechanisms       = "kafka.sasl.mechanisms"
+	KeySASLUsername         = "kafka.sasl.username"
+	KeySASLPassword         = "kafka.sasl.password"
+	KeySSLCALocation        = "kafka.ssl.ca.location"
+	KeySSLCertLocation      = "kafka.ssl.certificate.location"
+	KeySSLKeyLocation       = "kafka.ssl.key.location"
+	KeySSLKeyPassword       = "kafka.ssl.key.password"
+	KeySSLKeyPEM            = "kafka.ssl.key.pem"
+	KeySSLKeystorePassword  = "kafka.ssl.keystore.password"
+	KeyOAuthBearerSecret    = "kafka.sasl.oauthbearer.client.secret"
+	KeyConsumerGroupID      = "consumer.group.id"
+	KeyAutoOffsetReset      = "consumer.auto.offset.reset"
+	KeyRegistryURL          = "schema.registry.url"
+	KeyRegistryUserInfo     = "schema.registry.basic.auth.user.info"
+	KeyRegistryCALocation   = "schema.registry.ssl.ca.location"
+	KeyRegistryTruststore   = "schema.registry.ssl.truststore.location"
+	KeyRegistryCertLocation = "schema.registry.ssl.certificate.location"
+	KeyRegistryKeyLocation  = "schema.registry.ssl.key.location"
+	KeyRegistryTimeout      = "schema.registry.request.timeout.ms"
+	KeyRegistryRetryTimeout = "schema.registry.retry.timeout.ms"
+	KeySubjectStrategy      = "value.subject.name.strategy"
+	KeyValueFormat          = "value.format"
+	KeyKeyFormat            = "key.format"
+	KeyBatchSize            = "batch.size"
+	KeyBatchLinger          = "batch.linger.ms"
+	KeyBufferMaxBytes       = "buffer.max.bytes"
+	KeyNullValues           = "behavior.on.null.values"
+)
+
+// Values of key.format.
+const (
+	KeyFormatString = "string"
+	KeyFormatBytes  = "bytes"
+	KeyFormatAvro   = "avro"
+)
+
+// Values of behavior.on.null.values.
+const (
+	NullValuesFail   = "fail"
+	NullValuesIgnore = "ignore"
+	NullValuesDLQ    = "dlq"
+)
+
+// Defaults that code uses as well as the spec.
+const (
+	defaultBatchSize      = 5000
+	defaultLinger         = 100 * time.Millisecond
+	defaultBufferMaxBytes = 64 << 20
+	maxBatchSize          = 1_000_000
+	minBufferMaxBytes     = 64 << 10
+)
+
+// managedKafkaKeys are librdkafka settings the plugin sets itself: a
+// "kafka."-prefixed override would break rebalancing, positions or
+// commits. The value says which key to use instead, if any.
+var managedKafkaKeys = map[string]string{
+	"group.id":                        KeyConsumerGroupID,
+	"auto.offset.reset":               KeyAutoOffsetReset,
+	"enable.auto.commit":              "",
+	"enable.auto.offset.store":        "",
+	"enable.partition.eof":            "",
+	"go.application.rebalance.enable": "",
+	"go.events.channel.enable":        "",
+	"go.logs.channel.enable":          "",
+	"go.logs.channel":                 "",
+}
+
+// spec declares the kafka source's config.
+func spec() sdk.Spec {
+	const (
+		gTopics   = "Topics"
+		gKafka    = "Kafka"
+		gRegistry = "Schema Registry"
+		gRecords  = "Records"
+	)
+	return sdk.NewSpec(
+		sdk.List(KeyTopics).InGroup(gTopics).Rank(sdk.High).WithExample("orders,payments").
+			Describe("Topics to read, comma separated. Set exactly one of topics and topics.regex."),
+		sdk.String(KeyTopicsRegex).InGroup(gTopics).Rank(sdk.High).WithExample("orders-.*").Check(checkRegex).
+			Describe("Regular expression matched against whole topic names (as Kafka Connect does); topics created later that match are picked up at the next metadata refresh (kafka.topic.metadata.refresh.interval.ms, 5 min by default). Set exactly one of topics and topics.regex."),
+
+		sdk.String(KeyBootstrapServers).Require().InGroup(gKafka).Rank(sdk.High).WithExample("broker1:9092,broker2:9092").
+			Describe("Kafka brokers to bootstrap from, host:port, comma separated."),
+		sdk.Prefix(KeyKafkaPrefix).InGroup(gKafka).WithExample("kafka.fetch.max.bytes").
+			Describe("Any librdkafka consumer setting, prefixed with \"kafka.\" (see librdkafka's CONFIGURATION.md). The plugin sets group.id (consumer.group.id), auto.offset.reset (consumer.auto.offset.reset), enable.auto.commit and enable.auto.offset.store itself; it also defaults partition.assignment.strategy to cooperative-sticky, client.id to floe-<connector>-<task> and queued.max.messages.kbytes to half of buffer.max.bytes."),
+		sdk.String(KeySecurityProtocol).InGroup(gKafka).OneOf("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", "plaintext", "ssl", "sasl_plaintext", "sasl_ssl").
+			Describe("Protocol to talk to brokers: PLAINTEXT (default), SSL, SASL_PLAINTEXT or SASL_SSL."),
+		sdk.String(KeySASLMechanisms).InGroup(gKafka).WithExample("SCRAM-SHA-256").
+			Describe("SASL mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI."),
+		sdk.String(KeySASLUsername).InGroup(gKafka).
+			Describe("SASL username for PLAIN and SCRAM."),
+		sdk.Password(KeySASLPassword).InGroup(gKafka).
+			Describe("SASL password for PLAIN and SCRAM."),
+		sdk.Password(KeyOAuthBearerSecret).InGroup(gKafka).
+			Describe("Client secret for SASL OAUTHBEARER with sasl.oauthbearer.method=oidc."),
+		sdk.String(KeySSLCALocation).InGroup(gKafka).WithExample("/etc/ssl/kafka-ca.pem").
+			Describe("PEM file of the CA certificates that signed the brokers' certificates."),
+		sdk.String(KeySSLCertLocation).InGroup(gKafka).
+			Describe("PEM client certificate, for brokers that require TLS client authentication."),
+		sdk.String(KeySSLKeyLocation).InGroup(gKafka).
+			Describe("PEM private key of the client certificate."),
+		sdk.Password(KeySSLKeyPassword).InGroup(gKafka).
+			Describe("Password of the client private key."),
+		sdk.Password(KeySSLKeyPEM).InGroup(gKafka).
+			Describe("Client private key as PEM text, instead of kafka.ssl.key.location."),
+		sdk.Password(KeySSLKeystorePassword).InGroup(gKafka).
+			Describe("Password of a PKCS#12 keystore (kafka.ssl.keystore.location)."),
+
+		sdk.String(KeyConsumerGroupID).InGroup(gKafka).Rank(sdk.High).
+			Describe("Consumer group of the connector's tasks. Default: connect-<connector name>, as Kafka Connect names its sink connectors' groups, so Connect tooling finds it. floe commits the group's offsets after each checkpoint, for monitoring; the Iceberg table holds the truth."),
+		sdk.String(KeyAutoOffsetReset).Default("earliest").OneOf("earliest", "latest").InGroup(gKafka).
+			Describe("Where a partition starts when neither floe (the sink's committed positions) nor the consumer group has a position for it: earliest or latest."),
+
+		sdk.String(KeyRegistryURL).InGroup(gRegistry).Rank(sdk.High).WithExample("http://localhost:8081").
+			Describe("Schema Registry base URL, including any path prefix (Apicurio: .../apis/ccompat/v7). Required for Avro values."),
+		sdk.Password(KeyRegistryUserInfo).InGroup(gRegistry).WithExample("user:password").
+			Describe("Basic auth credentials for the registry, user:password."),
+		sdk.String(KeyRegistryCALocation).InGroup(gRegistry).
+			Describe("PEM file of the CAs to trust for an https registry URL (instead of the system's)."),
+		sdk.String(KeyRegistryTruststore).InGroup(gRegistry).
+			Describe("Alias of schema.registry.ssl.ca.location for Confluent configs; must be a PEM file (JKS and PKCS#12 truststores are not read)."),
+		sdk.String(KeyRegistryCertLocation).InGroup(gRegistry).
+			Describe("PEM client certificate for mutual TLS with the registry."),
+		sdk.String(KeyRegistryKeyLocation).InGroup(gRegistry).
+			Describe("PEM private key of the registry client certificate."),
+		sdk.Duration(KeyRegistryTimeout).Default("10000").InGroup(gRegistry).Check(positiveDuration).
+			Describe("Timeout of one registry request (milliseconds or a Go duration)."),
+		sdk.Duration(KeyRegistryRetryTimeout).Default("300000").InGroup(gRegistry).Check(positiveDuration).
+			Describe("How long a task keeps retrying an unreachable or failing registry (with backoff, logging each failure) before it fails; records are never dead-lettered for it."),
+		sdk.String(KeySubjectStrategy).Default(schemas.TopicNameStrategy).InGroup(gRegistry).Check(checkStrategy).
+			Describe("Subject name strategy the producers use: TopicNameStrategy (<topic>-value), RecordNameStrategy (<record full name>) or TopicRecordNameStrategy (<topic>-<record full name>), or Confluent's class name for one. Records are decoded by the schema id they carry whatever the strategy; it names the subject reported with each schema."),
+
+		sdk.String(KeyValueFormat).Default("avro").OneOf("avro").InGroup(gRecords).
+			Describe("Format of record values: avro (Confluent wire format: magic byte 0, schema id, Avro binary)."),
+		sdk.String(KeyKeyFormat).Default(KeyFormatString).OneOf(KeyFormatString, KeyFormatAvro, KeyFormatBytes).InGroup(gRecords).
+			Describe("Format of record keys, for the __key column: string and bytes keep the key's bytes as they are; avro expects the Confluent wire format and keeps the Avro payload after its 5-byte header (a key without that header is a bad record). Keys are not decoded."),
+		sdk.Int(KeyBatchSize).Default(strconv.Itoa(defaultBatchSize)).Min(1).Max(maxBatchSize).InGroup(gRecords).
+			Describe("Most records per batch. A batch holds one partition's consecutive records of one schema; a schema change starts a new one."),
+		sdk.Duration(KeyBatchLinger).Default(strconv.Itoa(int(defaultLinger.Milliseconds()))).InGroup(gRecords).Check(nonNegativeDuration).
+			Describe("How long a partition's partial batch waits for more records before it is handed on (milliseconds or a Go duration)."),
+		sdk.Long(KeyBufferMaxBytes).Default(strconv.Itoa(defaultBufferMaxBytes)).Min(minBufferMaxBytes).InGroup(gRecords).
+			Describe("Bytes of records a task buffers before it pauses its partitions (it stays in the group and keeps polling); they resume once the buffer drains below half."),
+		sdk.String(KeyNullValues).Default(NullValuesDLQ).OneOf(NullValuesDLQ, NullValuesIgnore, NullValuesFail).InGroup(gRecords).
+			Describe("What to do with a record whose value is null (a tombstone): dlq treats it as a bad record, so it goes to the dead-letter queue or fails the task as errors.tolerance says; ignore skips it (counted as skipped, logged at debug); fail fails the task, naming the record."),
+	)
+}
+
+func checkRegex(v string) error {
+	if _, err := regexp.Compile(v); err != nil {
+		return fmt.Errorf("not a valid regular expression: %v", err)
+	}
+	return nil
+}
+
+func checkStrategy(v string) error {
+	if _, err := schemas.Subject(v, "t", "ns.r", false); err != nil {
+		return err
+	}
+	return nil
+}
+
+func positiveDuration(v string) error {
+	if d, err := sdk.ParseDuration(v); err == nil && d <= 0 {
+		return errors.New("must be greater than 0")
+	}
+	return nil
+}
+
+func nonNegativeDuration(v string) error {
+	if d, err := sdk.ParseDuration(v); err == nil && d < 0 {
+		return errors.New("must not be negative")
+	}
+	return nil
+}
+
+// settings is a task's validated config.
+type settings struct {
+	topics      []string
+	topicsRegex string // librdkafka subscription pattern ("^…$"), or ""
+	groupID     string
+	autoReset   string // "earliest" or "latest"
+	kafka       ckafka.ConfigMap
+
+	registry     schemas.RegistryConfig
+	retryTimeout time.Duration
+
+	keyFormat  string
+	batchSize  int
+	linger     time.Duration
+	maxBytes   int64
+	nullValues string
+}
+
+// parseSettings validates a connector's config for one task and returns
+// the task's settings. Errors name the key and say what to change.
+func parseSettings(raw sdk.Config, connector string, task int) (settings, error) {
+	sp := spec()
+	cfg := sp.Config(raw.Map())
+	if errs := sp.Validate(cfg.Map()); len(errs) > 0 {
+		joined := make([]error, len(errs))
+		for i, e := range errs {
+			joined[i] = e
+		}
+		return settings{}, errors.Join(joined...)
+	}
+	s := settings{
+		topics:     cfg.List(KeyTopics),
+		groupID:    strings.TrimSpace(cfg.String(KeyConsumerGroupID)),
+		autoReset:  cfg.String(KeyAutoOffsetReset),
+		keyFormat:  cfg.String(KeyKeyFormat),
+		batchSize:  cfg.Int(KeyBatchSize),
+		linger:     cfg.Duration(KeyBatchLinger),
+		maxBytes:   cfg.Int64(KeyBufferMaxBytes),
+		nullValues: cfg.String(KeyNullValues),
+	}
+	regex := strings.TrimSpace(cfg.String(KeyTopicsRegex))
+	switch {
+	case len(s.topics) > 0 && regex != "":
+		return settings{}, fmt.Errorf("%s and %s are both set: set exactly one of them", KeyTopics, KeyTopicsRegex)
+	case len(s.topics) == 0 && regex == "":
+		return settings{}, fmt.Errorf("neither %s nor %s is set: set exactly one of them", KeyTopics, KeyTopicsRegex)
+	case regex != "":
+		s.topicsRegex = subscriptionPattern(regex)
+	}
+	for _, t := range s.topics {
+		if strings.HasPrefix(t, "^") {
+			return settings{}, fmt.Errorf("%s: %q looks like a regular expression; put patterns in %s", KeyTopics, t, KeyTopicsRegex)
+		}
+	}
+	if s.groupID == "" {
+		s.groupID = "connect-" + connector
+	}
+	if strings.TrimSpace(cfg.String(KeyBootstrapServers)) == "" {
+		return settings{}, fmt.Errorf("%s is empty: set the brokers to bootstrap from, host:port", KeyBootstrapServers)
+	}
+
+	km, err := kafkaConfig(cfg, s, connector, task)
+	if err != nil {
+		return settings{}, err
+	}
+	s.kafka = km
+
+	url := strings.TrimSpace(cfg.String(KeyRegistryURL))
+	if url == "" {
+		return settings{}, fmt.Errorf("%s is not set: %s=avro needs a Schema Registry (e.g. http://localhost:8081)", KeyRegistryURL, KeyValueFormat)
+	}
+	s.registry = schemas.RegistryConfig{
+		URL:             url,
+		CAFile:          strings.TrimSpace(cfg.String(KeyRegistryCALocation)),
+		CertFile:        strings.TrimSpace(cfg.String(KeyRegistryCertLocation)),
+		KeyFile:         strings.TrimSpace(cfg.String(KeyRegistryKeyLocation)),
+		SubjectStrategy: cfg.String(KeySubjectStrategy),
+		Timeout:         cfg.Duration(KeyRegistryTimeout),
+	}
+	if ts := strings.TrimSpace(cfg.String(KeyRegistryTruststore)); ts != "" {
+		if s.registry.CAFile != "" && s.registry.CAFile != ts {
+			return settings{}, fmt.Errorf("%s and %s name different files: set one of them", KeyRegistryCALocation, KeyRegistryTruststore)
+		}
+		s.registry.CAFile = ts
+	}
+	if ui := cfg.String(KeyRegistryUserInfo); ui != "" {
+		user, pass, ok := strings.Cut(ui, ":")
+		if !ok || user == "" {
+			return settings{}, fmt.Errorf("%s must be user:password", KeyRegistryUserInfo)
+		}
+		s.registry.Username, s.registry.Password = user, pass
+	}
+	s.retryTimeout = cfg.Duration(KeyRegistryRetryTimeout)
+	return s, nil
+}
+
+// subscriptionPattern turns a topics.regex (a Java pattern matched against
+// whole topic names) into a librdkafka subscription, which is a regex when
+// it starts with "^" and otherwise matches anywhere in the name.
+func subscriptionPattern(regex string) string {
+	r := strings.TrimPrefix(regex, "^")
+	r = strings.TrimSuffix(r, "$")
+	return "^(" + r + ")$"
+}
+
+// kafkaConfig builds the librdkafka consumer config: the user's "kafka."
+// settings, then the ones floe manages.
+func kafkaConfig(cfg sdk.Config, s settings, connector string, task int) (ckafka.ConfigMap, error) {
+	km := ckafka.ConfigMap{}
+	for k, v := range cfg.Prefixed(KeyKafkaPrefix) {
+		if use, ok := managedKafkaKeys[k]; ok {
+			if use != "" {
+				return nil, fmt.Errorf("%s%s: set %s instead", KeyKafkaPrefix, k, use)
+			}
+			return nil, fmt.Errorf("%s%s: floe manages this consumer setting (offsets follow the sink's checkpoints); remove it", KeyKafkaPrefix, k)
+		}
+		km[k] = v
+	}
+	setDefault := func(k string, v ckafka.ConfigValue) {
+		if _, ok := km[k]; !ok {
+			km[k] = v
+		}
+	}
+	setDefault("client.id", fmt.Sprintf("floe-%s-%d", connector, task))
+	if proto, _ := km["group.protocol"].(string); !strings.EqualFold(proto, "consumer") {
+		// KIP-848's protocol assigns on the broker and refuses the setting.
+		setDefault("partition.assignment.strategy", "cooperative-sticky")
+	}
+	// librdkafka's own prefetch queue (64 MiB by default) comes on top of
+	// the task's buffer; keep it in proportion.
+	setDefault("queued.max.messages.kbytes", int(max(s.maxBytes/2/1024, 1024)))
+	km["group.id"] = s.groupID
+	km["auto.offset.reset"] = s.autoReset
+	km["enable.auto.commit"] = false
+	km["enable.auto.offset.store"] = false
+	km["enable.partition.eof"] = false
+	km["go.logs.channel.enable"] = true
+	if strategy, _ := km["partition.assignment.strategy"].(string); strategy != "" && strings.TrimSpace(strategy) != "cooperative-sticky" {
+		// Eager assignors revoke everything at every rebalance; the
+		// incremental handling here needs the cooperative protocol.
+		return nil, fmt.Errorf("%spartition.assignment.strategy=%s: the kafka source needs cooperative-sticky (incremental rebalancing); remove the setting", KeyKafkaPrefix, strategy)
+	}
+	return km, nil
+}

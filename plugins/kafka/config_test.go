@@ -1,0 +1,130 @@
+package kafka
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/floehq/floe/sdk"
+)
+
+func minimalConfig() map[string]string {
+	return map[string]string{
+		KeyTopics:           "orders",
+		KeyBootstrapServers: "127.0.0.1:9092",
+		KeyRegistryURL:      "http://127.0.0.1:8081",
+	}
+}
+
+func TestSettingsDefaults(t *testing.T) {
+	s, err := parseSettings(sdk.NewConfig(minimalConfig()), "orders-to-iceberg", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.groupID != "connect-orders-to-iceberg" {
+		t.Errorf("group %q, want Kafka Connect's connect-<connector>", s.groupID)
+	}
+	if s.batchSize != defaultBatchSize || s.linger != defaultLinger || s.maxBytes != defaultBufferMaxBytes ||
+		s.keyFormat != KeyFormatString || s.nullValues != NullValuesDLQ || s.autoReset != "earliest" {
+		t.Errorf("defaults: %+v", s)
+	}
+	want := map[string]any{
+		"bootstrap.servers":             "127.0.0.1:9092",
+		"group.id":                      "connect-orders-to-iceberg",
+		"partition.assignment.strategy": "cooperative-sticky",
+		"enable.auto.commit":            false,
+		"enable.auto.offset.store":      false,
+		"auto.offset.reset":             "earliest",
+		"client.id":                     "floe-orders-to-iceberg-2",
+		"queued.max.messages.kbytes":    32768,
+	}
+	for k, v := range want {
+		if s.kafka[k] != v {
+			t.Errorf("librdkafka %s = %v, want %v", k, s.kafka[k], v)
+		}
+	}
+}
+
+// Every problem is named by its key, with what to do.
+func TestSettingsErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(map[string]string)
+		want []string
+	}{
+		{"both topic keys", func(c map[string]string) { c[KeyTopicsRegex] = "orders-.*" }, []string{KeyTopics, KeyTopicsRegex, "exactly one"}},
+		{"no topic key", func(c map[string]string) { delete(c, KeyTopics) }, []string{KeyTopics, KeyTopicsRegex, "exactly one"}},
+		{"bad regex", func(c map[string]string) { delete(c, KeyTopics); c[KeyTopicsRegex] = "orders-(" }, []string{KeyTopicsRegex}},
+		{"no bootstrap", func(c map[string]string) { delete(c, KeyBootstrapServers) }, []string{KeyBootstrapServers}},
+		{"no registry", func(c map[string]string) { delete(c, KeyRegistryURL) }, []string{KeyRegistryURL}},
+		{"managed group id", func(c map[string]string) { c["kafka.group.id"] = "x" }, []string{"kafka.group.id", KeyConsumerGroupID}},
+		{"managed auto commit", func(c map[string]string) { c["kafka.enable.auto.commit"] = "true" }, []string{"kafka.enable.auto.commit", "remove it"}},
+		{"eager assignor", func(c map[string]string) { c["kafka.partition.assignment.strategy"] = "range" }, []string{"kafka.partition.assignment.strategy", "cooperative-sticky"}},
+		{"bad reset", func(c map[string]string) { c[KeyAutoOffsetReset] = "none" }, []string{KeyAutoOffsetReset}},
+		{"bad key format", func(c map[string]string) { c[KeyKeyFormat] = "json" }, []string{KeyKeyFormat}},
+		{"bad strategy", func(c map[string]string) { c[KeySubjectStrategy] = "FooStrategy" }, []string{KeySubjectStrategy}},
+		{"user info", func(c map[string]string) { c[KeyRegistryUserInfo] = "nopassword" }, []string{KeyRegistryUserInfo, "user:password"}},
+		{"batch size", func(c map[string]string) { c[KeyBatchSize] = "0" }, []string{KeyBatchSize}},
+		{"regex in topics", func(c map[string]string) { c[KeyTopics] = "^orders-.*" }, []string{KeyTopics, KeyTopicsRegex}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := minimalConfig()
+			c.edit(cfg)
+			_, err := parseSettings(sdk.NewConfig(cfg), "c", 0)
+			if err == nil {
+				t.Fatalf("accepted %v", cfg)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSettingsPassThrough(t *testing.T) {
+	cfg := minimalConfig()
+	delete(cfg, KeyTopics)
+	cfg[KeyTopicsRegex] = "orders-.*"
+	cfg[KeySecurityProtocol] = "SASL_SSL"
+	cfg[KeySASLMechanisms] = "SCRAM-SHA-256"
+	cfg[KeySASLUsername] = "u"
+	cfg[KeySASLPassword] = "p"
+	cfg["kafka.fetch.max.bytes"] = "1048576"
+	cfg[KeyRegistryUserInfo] = "reg:secret:with:colons"
+	cfg[KeyRegistryTruststore] = "/etc/ca.pem"
+	cfg[KeySubjectStrategy] = "io.confluent.kafka.serializers.subject.RecordNameStrategy"
+	cfg[KeyConsumerGroupID] = "my-group"
+	s, err := parseSettings(sdk.NewConfig(cfg), "c", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.topicsRegex != "^(orders-.*)$" {
+		t.Errorf("subscription %q, want the whole-name pattern ^(orders-.*)$", s.topicsRegex)
+	}
+	for k, v := range map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-256", "sasl.username": "u",
+		"sasl.password": "p", "fetch.max.bytes": "1048576", "group.id": "my-group"} {
+		if s.kafka[k] != v {
+			t.Errorf("librdkafka %s = %v, want %v", k, s.kafka[k], v)
+		}
+	}
+	if s.registry.Username != "reg" || s.registry.Password != "secret:with:colons" || s.registry.CAFile != "/etc/ca.pem" {
+		t.Errorf("registry config %+v", s.registry)
+	}
+}
+
+// Keys holding secrets are declared as passwords, so the API and logs
+// never show them.
+func TestSecretsDeclared(t *testing.T) {
+	sp := spec()
+	for _, k := range []string{KeySASLPassword, KeySSLKeyPassword, KeySSLKeystorePassword, KeySSLKeyPEM, KeyOAuthBearerSecret, KeyRegistryUserInfo} {
+		f, ok := sp.Lookup(k)
+		if !ok || !f.Secret || f.Type != sdk.TypePassword || f.Prefix {
+			t.Errorf("%s: declared %v, secret %v, type %s; want its own Password field", k, ok, f.Secret, f.Type)
+		}
+	}
+	if f, ok := sp.Lookup("kafka.fetch.max.bytes"); !ok || !f.Prefix {
+		t.Errorf("kafka.* keys are not accepted by the prefix field")
+	}
+}

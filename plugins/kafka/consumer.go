@@ -1,0 +1,197 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"time"
+
+	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/floehq/floe/schemas"
+)
+
+// Poll loop tuning.
+const (
+	// pollTimeoutMs is how long one Poll waits for a message; the loop
+	// checks for Close and for the buffer draining at least this often.
+	pollTimeoutMs = 100
+	// pausedPollTimeoutMs is the same while partitions are paused, so
+	// they resume soon after Read drains the buffer.
+	pausedPollTimeoutMs = 20
+	// pollBurst is how many messages the loop gathers before it hands
+	// them to the buffer under one lock.
+	pollBurst = 512
+)
+
+// pollLoop runs for the task's lifetime on its own goroutine: it polls the
+// consumer (which runs the rebalance callbacks and keeps the member alive
+// in the group: polling never stops, even with every partition paused),
+// moves messages into the buffer, and pauses or resumes the partitions as
+// the buffer passes buffer.max.bytes or drains below half of it.
+func (t *task) pollLoop() {
+	defer close(t.pollDone)
+	for t.ctx.Err() == nil {
+		timeout := pollTimeoutMs
+		if t.paused.Load() {
+			timeout = pausedPollTimeoutMs
+		}
+		ev := t.c.Poll(timeout)
+		for n := 0; ev != nil; n++ {
+			t.handle(ev)
+			if n >= pollBurst || t.ctx.Err() != nil {
+				break
+			}
+			ev = t.c.Poll(0)
+		}
+		t.flushLocal()
+		t.backpressure()
+	}
+}
+
+// handle processes one event from Poll. Rebalances do not come here: the
+// callback handles them inside Poll.
+func (t *task) handle(ev ckafka.Event) {
+	switch e := ev.(type) {
+	case *ckafka.Message:
+		if e.TopicPartition.Error != nil {
+			t.log.Warn("kafka: consumer error on a partition", "topic", topicOf(e.TopicPartition),
+				"partition", e.TopicPartition.Partition, "error", e.TopicPartition.Error)
+			return
+		}
+		t.local = append(t.local, t.toPolled(e))
+	case ckafka.Error:
+		if e.IsFatal() {
+			t.buf.fail(fmt.Errorf("kafka: consumer of group %s failed: %w; restart the task", t.set.groupID, e))
+			return
+		}
+		t.log.Warn("kafka: consumer error", "code", e.Code().String(), "error", e.Error())
+	case ckafka.OffsetsCommitted:
+		if e.Error != nil {
+			t.log.Warn("kafka: offset commit failed", "error", e.Error)
+		}
+	}
+}
+
+func topicOf(tp ckafka.TopicPartition) string {
+	if tp.Topic == nil {
+		return ""
+	}
+	return *tp.Topic
+}
+
+// toPolled turns a message into a buffered record. The schema id is read
+// here, so batching can split runs without decoding.
+func (t *task) toPolled(m *ckafka.Message) polled {
+	r := polled{
+		tp: topicPartition{topic: topicOf(m.TopicPartition), partition: m.TopicPartition.Partition},
+		record: record{
+			offset:   int64(m.TopicPartition.Offset),
+			tsMs:     -1,
+			key:      m.Key,
+			value:    m.Value,
+			headers:  m.Headers,
+			schemaID: noSchema,
+			arrived:  t.now(),
+		},
+	}
+	if m.TimestampType != ckafka.TimestampNotAvailable {
+		r.tsMs = m.Timestamp.UnixMilli()
+	}
+	if len(m.Value) >= schemas.ConfluentHeaderLen && m.Value[0] == 0 {
+		r.schemaID = int32(binary.BigEndian.Uint32(m.Value[1:schemas.ConfluentHeaderLen]))
+	}
+	r.size = len(m.Key) + len(m.Value) + recordOverhead
+	for _, h := range m.Headers {
+		r.size += len(h.Key) + len(h.Value) + 16
+	}
+	return r
+}
+
+// flushLocal moves the messages gathered by the poll loop into the
+// buffer. The rebalance callbacks call it first, so that messages of a
+// partition polled before its revocation are not mistaken for later ones.
+func (t *task) flushLocal() {
+	if len(t.local) == 0 {
+		return
+	}
+	res := t.buf.add(t.local)
+	clear(t.local)
+	t.local = t.local[:0]
+	for _, g := range res.gaps {
+		t.log.Warn("kafka: records before the first one read are gone (deleted by retention or compaction, or aborted transactions); the batch covers them",
+			"gap", g)
+	}
+	if res.dropped > 0 {
+		t.log.Debug("kafka: dropped redelivered or unassigned records", "count", res.dropped)
+	}
+}
+
+// backpressure pauses every assigned partition once the buffer holds more
+// than buffer.max.bytes, and resumes them once it drains below half. The
+// consumer stays in the group meanwhile: the loop keeps polling.
+func (t *task) backpressure() {
+	size := t.buf.size()
+	switch {
+	case !t.paused.Load() && size > t.set.maxBytes:
+		tps := t.buf.assigned()
+		if err := t.c.Pause(toKafka(tps, nil)); err != nil {
+			t.log.Warn("kafka: pause partitions failed", "error", err)
+			return
+		}
+		t.paused.Store(true)
+		t.pauses.Add(1)
+		t.log.Info("kafka: buffer full; partitions paused until the pipeline catches up", "buffered_bytes", size,
+			"max_bytes", t.set.maxBytes, "partitions", len(tps))
+	case t.paused.Load() && size <= t.set.maxBytes/2:
+		tps := t.buf.assigned()
+		if err := t.c.Resume(toKafka(tps, nil)); err != nil {
+			t.log.Warn("kafka: resume partitions failed", "error", err)
+			return
+		}
+		t.paused.Store(false)
+		t.log.Info("kafka: buffer drained; partitions resumed", "buffered_bytes", size, "partitions", len(tps))
+	}
+}
+
+// toKafka converts partitions (with offsets, when given) to the client's type.
+func toKafka(tps []topicPartition, offsets []ckafka.Offset) []ckafka.TopicPartition {
+	out := make([]ckafka.TopicPartition, len(tps))
+	for i, tp := range tps {
+		topic := tp.topic
+		out[i] = ckafka.TopicPartition{Topic: &topic, Partition: tp.partition}
+		if offsets != nil {
+			out[i].Offset = offsets[i]
+		}
+	}
+	return out
+}
+
+// forwardLogs hands librdkafka's log lines to the task's logger until the
+// consumer closes.
+func (t *task) forwardLogs() {
+	defer close(t.logsDone)
+	for ev := range t.c.Logs() {
+		level := slog.LevelDebug
+		switch {
+		case ev.Level <= 3:
+			level = slog.LevelError
+		case ev.Level == 4:
+			level = slog.LevelWarn
+		case ev.Level == 5:
+			level = slog.LevelInfo
+		}
+		t.log.Log(t.ctx, level, "librdkafka: "+ev.Message, "tag", ev.Tag, "client", ev.Name)
+	}
+}
+
+// wait sleeps for d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}

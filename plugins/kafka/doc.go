@@ -1,0 +1,121 @@
+// Package kafka is floe's kafka source: it reads Kafka topics whose values
+// are Avro in the Confluent wire format (a Schema Registry serializer's
+// framing) and hands them on as Arrow batches. The binary is
+// cmd/floe-plugin-kafka; connectors pick it with "source": "kafka".
+//
+// # Consumers and partitions
+//
+// Each task runs one librdkafka consumer (confluent-kafka-go), and all
+// tasks of a connector join one consumer group, consumer.group.id, by
+// default connect-<connector name> as Kafka Connect names its sink
+// connectors' groups. The group uses the cooperative-sticky assignor, so
+// a rebalance moves only the partitions that change owner; the others keep
+// flowing. Source partitions are named <topic>/<partition>. Subscriptions
+// are a list of topics (topics) or a pattern matched against whole topic
+// names (topics.regex), which also picks up matching topics created later.
+//
+// Where a newly assigned partition starts, in order: the position floe
+// holds for it (SourceHost.StartPositions: the sink's committed frontier),
+// else the group's committed offset, else the earliest or latest offset
+// (consumer.auto.offset.reset), resolved to a number at once so the first
+// batch's From is exact. The consumer never commits on its own
+// (enable.auto.commit and enable.auto.offset.store are off): Commit, which
+// the host calls after each checkpoint commit, commits the positions the
+// sink holds to the group, for monitoring tools only.
+//
+// When partitions are revoked, the records buffered for them and not yet
+// handed on are dropped, and SourceHost.PartitionsRevoked is told, per
+// partition, the Next of the last batch handed on (the start position if
+// none was); the host checkpoints until those are committed before it
+// answers, and only then is the partition unassigned, so the next owner
+// starts exactly there. A batch being formed while its partition is
+// revoked is dropped, not handed on. Close leaves the group without asking
+// the host: it closes tasks after its own final checkpoint.
+//
+// A record below its partition's start position (a topic deleted and
+// recreated, a truncated log) fails the task: its offsets no longer match
+// what the sink holds. Records redelivered below the position reached
+// (after a pause) are dropped. When the first record after an assignment
+// comes after the start position (retention deleted the records in
+// between, or an offset reset), a warning names the gap; the batch covers
+// it.
+//
+// # Buffer and backpressure
+//
+// A poll goroutine per task moves records from the consumer into a
+// buffer of per-partition queues. Past buffer.max.bytes it pauses every
+// assigned partition; it keeps polling, so the member keeps its place in
+// the group (heartbeats, max.poll.interval.ms) and rebalances are still
+// handled, and it resumes them once the buffer drains below half.
+// librdkafka's own prefetch queue (queued.max.messages.kbytes) defaults
+// to half of buffer.max.bytes.
+//
+// # Batches
+//
+// Read hands on ready batches, oldest first: a partition is ready when it
+// holds batch.size records or its oldest record waited batch.linger.ms. A
+// batch is a run of one partition's consecutive records of one value
+// schema (a schema change starts a new batch), at most batch.size long;
+// its From is the previous batch's Next (or the start position) and its
+// Next the offset after its last record, so the batches of a partition
+// chain. Decoding happens in Read, on the host's goroutine, straight from
+// Avro into Arrow builders (schemas.Decoder), while the poll goroutine
+// keeps filling the buffer.
+//
+// Columns: the value schema's columns (schemas.ArrowSchema), then
+//
+//	__offset     int64                the record's offset
+//	__timestamp  timestamp[ms, UTC]   the Kafka record timestamp (null if the broker gave none)
+//	__key        binary, nullable     the key: its bytes for key.format string and bytes;
+//	                                  for avro, the Avro payload after the 5-byte Confluent
+//	                                  header (not decoded)
+//	__headers    map<string, binary>  the record headers in order, duplicates kept;
+//	                                  null when the record has none
+//
+// # Schemas
+//
+// The schema id in each value's header is looked up in the registry
+// (cached per task) and, the first time the task sees it, offered to the
+// host (SourceHost.AdmitSchema) with its Avro text, its Arrow value schema
+// and its subject under value.subject.name.strategy, before any batch of
+// it. The id decides how a record decodes whatever the strategy.
+//
+// While the registry cannot answer (network errors, timeouts, HTTP error
+// answers), Read retries with backoff (100 ms doubling to 5 s), logging
+// each failure, and keeps the records buffered: an outage is not the
+// records' fault. After schema.registry.retry.timeout.ms it fails the
+// task with the registry's URL.
+//
+// # Bad records
+//
+// Records that cannot be read go to SourceHost.DeadLetter, with the key,
+// value, headers and timestamp as read, and count in their batch's
+// Skipped, so the chain stays contiguous. Stages and causes:
+//
+//   - deserialize: a null value (a tombstone, with
+//     behavior.on.null.values=dlq, the default); an empty value; a value
+//     that does not start with magic byte 0 or is shorter than the 5-byte
+//     header; a schema id the registry does not know (HTTP 404); a payload
+//     that does not decode with its schema (truncated, malformed, trailing
+//     bytes); a key without the Confluent header under key.format=avro.
+//   - schema: a schema the host rejected (sdk.ErrSchemaRejected, with its
+//     reason), or one floe cannot read (not Avro, a recursive record, an
+//     unresolvable reference).
+//
+// Every reason starts with "topic T partition P offset O: " and says what
+// went wrong. When the host refuses the dead letters (errors.tolerance is
+// none), Read fails with that refusal and the first bad record's reason.
+// behavior.on.null.values=ignore skips tombstones without a dead letter
+// (they still count in Skipped and are logged at debug level); fail fails
+// the task, naming the record and its key.
+//
+// # Security
+//
+// librdkafka settings pass through with the "kafka." prefix:
+// kafka.security.protocol, kafka.ssl.* and kafka.sasl.* (PLAIN, SCRAM,
+// OAUTHBEARER, GSSAPI). Secret keys (kafka.sasl.password,
+// kafka.ssl.key.password, kafka.ssl.keystore.password, kafka.ssl.key.pem,
+// kafka.sasl.oauthbearer.client.secret, schema.registry.basic.auth.user.info)
+// are declared as passwords, so floe never shows them. The registry takes
+// basic auth and PEM files for TLS (schema.registry.ssl.*).
+package kafka

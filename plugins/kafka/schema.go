@@ -1,0 +1,230 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/hamba/avro/v2"
+	"github.com/riferrei/srclient"
+
+	"github.com/floehq/floe/schemas"
+	"github.com/floehq/floe/sdk"
+)
+
+// Dead-letter stages (sdk.DeadLetter.Stage).
+const (
+	stageDeserialize = "deserialize"
+	stageSchema      = "schema"
+)
+
+// Registry retry backoff bounds.
+const (
+	minRegistryBackoff = 100 * time.Millisecond
+	maxRegistryBackoff = 5 * time.Second
+)
+
+// valueSchema is one value schema id as a task knows it: usable (a decoder
+// and a batch builder), or a reason its records are dead-lettered.
+type valueSchema struct {
+	id int32
+	// stage and reason are set when the schema's records cannot be read:
+	// stageDeserialize for an id the registry does not know, stageSchema
+	// for a schema the host rejected or floe cannot map.
+	stage, reason string
+
+	dec     *schemas.Decoder
+	value   *arrow.Schema // the value columns (admitted)
+	batch   *arrow.Schema // value columns, then the metadata columns
+	builder *array.RecordBuilder
+}
+
+// newValueSchema prepares a usable schema: its batch schema and builder.
+func newValueSchema(mem memory.Allocator, id int32, dec *schemas.Decoder) *valueSchema {
+	value := dec.Schema()
+	fields := append(slices.Clone(value.Fields()), metadataFields()...)
+	batch := arrow.NewSchema(fields, nil)
+	return &valueSchema{id: id, dec: dec, value: value, batch: batch, builder: array.NewRecordBuilder(mem, batch)}
+}
+
+func (v *valueSchema) release() {
+	if v.builder != nil {
+		v.builder.Release()
+		v.builder = nil
+	}
+}
+
+// metadataFields are the metadata columns after the value columns.
+func metadataFields() []arrow.Field {
+	return []arrow.Field{
+		{Name: sdk.ColumnOffset, Type: arrow.PrimitiveTypes.Int64},
+		{Name: sdk.ColumnTimestamp, Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: sdk.ColumnKey, Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: sdk.ColumnHeaders, Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.Binary), Nullable: true},
+	}
+}
+
+// registryDownError reports that the registry could not answer; the
+// record is not at fault and stays buffered until it does.
+type registryDownError struct{ err error }
+
+func (e *registryDownError) Error() string { return e.err.Error() }
+func (e *registryDownError) Unwrap() error { return e.err }
+
+// schemaCache resolves schema ids for one task: fetch from the registry
+// (retrying while it is down, within retryTimeout), admit through the
+// host once, and remember the outcome for the task's lifetime. Only the
+// task's Read goroutine uses it.
+type schemaCache struct {
+	reg          *schemas.Registry
+	registryURL  string
+	host         sdk.SourceHost
+	log          *slog.Logger
+	mem          memory.Allocator
+	retryTimeout time.Duration
+	now          func() time.Time
+
+	byID map[int32]*valueSchema
+	// downSince is when the registry started failing; zero while it
+	// answers. No request is made before retryAt; lastErr is the failure.
+	downSince time.Time
+	backoff   time.Duration
+	retryAt   time.Time
+	lastErr   error
+}
+
+func newSchemaCache(reg *schemas.Registry, url string, host sdk.SourceHost, log *slog.Logger, mem memory.Allocator, retryTimeout time.Duration) *schemaCache {
+	return &schemaCache{
+		reg: reg, registryURL: url, host: host, log: log, mem: mem, retryTimeout: retryTimeout,
+		now: time.Now, byID: map[int32]*valueSchema{},
+	}
+}
+
+func (c *schemaCache) release() {
+	for _, v := range c.byID {
+		v.release()
+	}
+}
+
+// get returns schema id's state, fetching and admitting it the first time.
+// The error is a *registryDownError when the registry could not answer
+// (retry later), ctx's error, a host failure, or the task's failure once
+// the registry stayed down past retryTimeout.
+func (c *schemaCache) get(ctx context.Context, id int32, topic string) (*valueSchema, error) {
+	if v := c.byID[id]; v != nil {
+		return v, nil
+	}
+	if !c.downSince.IsZero() && c.now().Before(c.retryAt) {
+		return nil, &registryDownError{err: c.lastErr}
+	}
+	reg, err := c.reg.ByID(ctx, id)
+	switch {
+	case err == nil:
+		c.up()
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, schemas.ErrSchemaNotFound):
+		c.up()
+		v := &valueSchema{id: id, stage: stageDeserialize,
+			reason: fmt.Sprintf("unknown schema id %d: %v", id, err)}
+		c.byID[id] = v
+		c.log.Warn("kafka: schema id unknown to the registry; its records go to the dead-letter queue", "schema", id, "topic", topic, "error", err)
+		return v, nil
+	case registryUnavailable(err):
+		return nil, c.down(id, topic, err)
+	default:
+		// The registry answered, but floe cannot use the schema (not
+		// Avro, a recursive record, a bad reference…): its records
+		// cannot be read, which is the schema's fault, not the record's.
+		c.up()
+		v := &valueSchema{id: id, stage: stageSchema, reason: fmt.Sprintf("schema id %d cannot be read: %v", id, err)}
+		c.byID[id] = v
+		c.log.Error("kafka: schema unusable; its records go to the dead-letter queue", "schema", id, "topic", topic, "error", err)
+		return v, nil
+	}
+
+	subject := ""
+	if named, ok := reg.Avro.(avro.NamedSchema); ok {
+		subject, _ = c.reg.Subject(topic, named.FullName(), false)
+	}
+	err = c.host.AdmitSchema(ctx, sdk.Schema{ID: int64(id), Avro: reg.Text, Arrow: reg.Arrow, Subject: subject})
+	switch {
+	case err == nil:
+		v := newValueSchema(c.mem, id, reg.NewDecoder())
+		c.byID[id] = v
+		c.log.Info("kafka: schema admitted", "schema", id, "subject", subject, "columns", reg.Arrow.NumFields())
+		return v, nil
+	case errors.Is(err, sdk.ErrSchemaRejected):
+		v := &valueSchema{id: id, stage: stageSchema, reason: err.Error()}
+		c.byID[id] = v
+		c.log.Warn("kafka: schema rejected by the sink; its records go to the dead-letter queue", "schema", id, "subject", subject, "reason", err)
+		return v, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	return nil, fmt.Errorf("kafka: admit schema %d (subject %q) of topic %s: %w", id, subject, topic, err)
+}
+
+// up notes that the registry answered.
+func (c *schemaCache) up() {
+	c.downSince, c.backoff, c.retryAt, c.lastErr = time.Time{}, 0, time.Time{}, nil
+}
+
+// retryIn is how long until the next registry request may be made.
+func (c *schemaCache) retryIn() time.Duration {
+	if c.downSince.IsZero() {
+		return 0
+	}
+	return max(c.retryAt.Sub(c.now()), time.Millisecond)
+}
+
+// down notes a failed registry call and returns the error for it: a
+// *registryDownError to retry later, or the task's failure once the
+// registry has been failing for longer than retryTimeout.
+func (c *schemaCache) down(id int32, topic string, err error) error {
+	now := c.now()
+	if c.downSince.IsZero() {
+		c.downSince = now
+	}
+	c.backoff = min(max(2*c.backoff, minRegistryBackoff), maxRegistryBackoff)
+	c.retryAt, c.lastErr = now.Add(c.backoff), err
+	if last := c.downSince.Add(c.retryTimeout); last.Before(c.retryAt) {
+		c.retryAt = last // the last attempt comes right at the timeout
+	}
+	if failing := now.Sub(c.downSince); failing >= c.retryTimeout {
+		return fmt.Errorf("kafka: schema registry %s failed for %s while reading schema id %d of topic %s (%s=%s): %w; "+
+			"check that the registry is up and reachable from floe, then restart the task",
+			c.registryURL, failing.Round(time.Second), id, topic, KeyRegistryRetryTimeout, c.retryTimeout, err)
+	}
+	c.log.Warn("kafka: schema registry failing; retrying", "registry", c.registryURL, "schema", id, "topic", topic,
+		"retry_in", c.retryAt.Sub(now), "failing_for", now.Sub(c.downSince).Round(time.Millisecond), "error", err)
+	return &registryDownError{err: err}
+}
+
+// statusText matches an HTTP status line at the start of an error text,
+// as srclient reports non-JSON error responses ("503 Service Unavailable").
+var statusText = regexp.MustCompile(`(^|: )[1-5][0-9][0-9] [A-Z]`)
+
+// registryUnavailable reports whether a registry error is the registry's
+// or the network's (worth retrying) rather than the schema's: a network
+// error, a timeout, or an HTTP error answer (5xx, 401/403 while
+// credentials are fixed, …).
+func registryUnavailable(err error) bool {
+	var netErr net.Error
+	var srErr srclient.Error
+	switch {
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &srErr):
+		return true
+	}
+	return statusText.MatchString(err.Error())
+}

@@ -1,0 +1,196 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/floehq/floe/schemas"
+	"github.com/floehq/floe/sdk"
+)
+
+// source opens kafka tasks. It holds no state: tasks of one connector may
+// be opened concurrently, each with its own consumer.
+type source struct{}
+
+// task is one running kafka source task: one consumer in the connector's
+// group, a poll goroutine filling buf, and Read forming batches from it.
+type task struct {
+	log  *slog.Logger
+	host sdk.SourceHost
+	set  settings
+	c    *ckafka.Consumer
+	buf  *buffer
+	mem  memory.Allocator
+
+	// ctx lives as long as the task: the poll goroutine and the rebalance
+	// callbacks use it for calls to the host. Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	epoch  time.Time // for record arrival times (monotonic)
+
+	pollDone chan struct{}
+	logsDone chan struct{}
+	// closing is set once Close starts: rebalance callbacks then only
+	// unassign, without asking the host.
+	closing atomic.Bool
+
+	// Owned by the poll goroutine (and the rebalance callbacks it runs).
+	local []polled
+	// paused is set while backpressure holds the partitions paused; the
+	// poll goroutine changes it, anyone may read it.
+	paused atomic.Bool
+	// pauses counts how often backpressure paused the partitions.
+	pauses atomic.Int64
+
+	// Owned by the Read goroutine.
+	schemas *schemaCache
+	bb      batchBuilder
+	closed  bool
+}
+
+// now is the time since the task started, on the monotonic clock.
+func (t *task) now() time.Duration { return time.Since(t.epoch) }
+
+// Open implements [sdk.Source]: it validates the config, creates the
+// task's consumer, subscribes it to the topics (or pattern) with the
+// rebalance handling of rebalance.go, and starts the poll goroutine. It
+// does not wait for partitions: the group assigns them in the background.
+func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTask, error) {
+	if req.Host == nil {
+		return nil, errors.New("kafka: open: no host")
+	}
+	set, err := parseSettings(req.Config, req.Connector, req.Task)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	reg, err := schemas.NewRegistry(set.registry)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %s: %w", KeyRegistryURL, err)
+	}
+	// The SDK's logger already names the connector and the task.
+	log := req.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	c, err := ckafka.NewConsumer(&set.kafka)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: create consumer (%s=%s): %w; check the %s settings",
+			KeyBootstrapServers, set.kafka["bootstrap.servers"], err, KeyKafkaPrefix)
+	}
+	// The task's own lifetime, not Open's: Open's ctx ends when it returns.
+	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	mem := memory.NewGoAllocator()
+	t := &task{
+		log:      log,
+		host:     req.Host,
+		set:      set,
+		c:        c,
+		buf:      newBuffer(set.batchSize, set.linger),
+		mem:      mem,
+		ctx:      tctx,
+		cancel:   cancel,
+		epoch:    time.Now(),
+		pollDone: make(chan struct{}),
+		logsDone: make(chan struct{}),
+	}
+	t.schemas = newSchemaCache(reg, redactedURL(set.registry.URL), req.Host, log, mem, set.retryTimeout)
+	go t.forwardLogs()
+
+	subscription := set.topics
+	if set.topicsRegex != "" {
+		subscription = []string{set.topicsRegex}
+	}
+	if err := c.SubscribeTopics(subscription, t.rebalance); err != nil {
+		cancel()
+		close(t.pollDone)
+		_ = c.Close()
+		<-t.logsDone
+		return nil, fmt.Errorf("kafka: subscribe to %v: %w", subscription, err)
+	}
+	go t.pollLoop()
+	log.Info("kafka task opened", "group", set.groupID, "subscription", subscription,
+		"bootstrap", set.kafka["bootstrap.servers"], "batch_size", set.batchSize, "linger", set.linger,
+		"buffer_max_bytes", set.maxBytes, "key_format", set.keyFormat)
+	return t, nil
+}
+
+// Commit implements [sdk.SourceTask]: it commits positions to the
+// consumer group, for monitoring (consumer lag in Connect's tooling);
+// partitions this task no longer owns are left out. floe's truth is the
+// sink, so a failed commit is only logged by the host.
+func (t *task) Commit(ctx context.Context, positions map[string]int64) error {
+	if t.closed {
+		return errClosed
+	}
+	var offsets []ckafka.TopicPartition
+	for _, tp := range t.buf.assigned() {
+		if pos, ok := positions[partitionName(tp.topic, tp.partition)]; ok && pos >= 0 {
+			topic := tp.topic
+			offsets = append(offsets, ckafka.TopicPartition{Topic: &topic, Partition: tp.partition, Offset: ckafka.Offset(pos)})
+		}
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := t.c.CommitOffsets(offsets)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("kafka: commit offsets of %d partitions to group %s: %w", len(offsets), t.set.groupID, err)
+		}
+		t.log.Debug("kafka: offsets committed to the group", "partitions", len(offsets))
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kafka: commit offsets to group %s: %w", t.set.groupID, ctx.Err())
+	}
+}
+
+// Close implements [sdk.SourceTask]: it stops the poll goroutine and
+// closes the consumer, which leaves the group (its partitions go to the
+// other tasks at the next rebalance). The host is not told of the
+// partitions given up this way: it closes the task after its own final
+// checkpoint. Calling Close again does nothing.
+func (t *task) Close(ctx context.Context) error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	t.closing.Store(true)
+	t.cancel()
+	<-t.pollDone
+	done := make(chan error, 1)
+	go func() { done <- t.c.Close() }()
+	var err error
+	select {
+	case err = <-done:
+		<-t.logsDone
+	case <-ctx.Done():
+		err = fmt.Errorf("kafka: close consumer of group %s: %w (it goes on leaving the group in the background)", t.set.groupID, ctx.Err())
+	}
+	t.bb.discard()
+	t.schemas.release()
+	t.log.Info("kafka task closed")
+	return err
+}
+
+// redactedURL hides a password in a URL for messages.
+func redactedURL(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return parsed.Redacted()
+}
