@@ -1,0 +1,383 @@
+package iceberg
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// Config keys. Where the Apache Iceberg Kafka Connect sink has a key with
+// the same meaning, floe uses its name.
+const (
+	keyTables         = "iceberg.tables"
+	keyCatalogType    = "iceberg.catalog.type"
+	keyCatalogURI     = "iceberg.catalog.uri"
+	keyWarehouse      = "iceberg.catalog.warehouse"
+	keyCatalogName    = "iceberg.catalog.name"
+	keyCatalogNameAlt = "iceberg.catalog" // the Apache sink's name for it
+	prefixCatalog     = "iceberg.catalog."
+	keyJDBCUser       = "iceberg.catalog.jdbc.user"
+	keyJDBCPassword   = "iceberg.catalog.jdbc.password"
+
+	keyAutoCreate      = "iceberg.tables.auto-create-enabled"
+	keyEvolve          = "iceberg.tables.evolve-schema-enabled"
+	keyDefaultPartBy   = "iceberg.tables.default-partition-by"
+	prefixTable        = "iceberg.table."
+	suffixPartitionBy  = ".partition-by"
+	suffixRouteRegex   = ".route-regex"
+	prefixCreateProps  = "iceberg.tables.auto-create-props."
+	keyTargetFileSize  = "iceberg.tables.target-file-size-bytes"
+	keyRouteField      = "iceberg.tables.route-field"
+	keyDynamic         = "iceberg.tables.dynamic-enabled"
+	keySourceMetadata  = "iceberg.tables.source-metadata-enabled"
+	keyRetryAttempts   = "iceberg.commit.retry.max-attempts"
+	keyRetryBackoff    = "iceberg.commit.retry.initial-backoff-ms"
+	keyRetryMaxBackoff = "iceberg.commit.retry.max-backoff-ms"
+
+	// keyDataDir is injected by the host into every plugin config: the
+	// worker's data directory, home of the embedded catalog.
+	keyDataDir = "floe.data.dir"
+)
+
+// Catalog types.
+const (
+	catalogSQL    = "sql"
+	catalogREST   = "rest"
+	catalogGlue   = "glue"
+	catalogHive   = "hive"
+	catalogHadoop = "hadoop"
+)
+
+const defaultTargetFileSize = 128 << 20
+
+// defaultTableProps are set on tables the sink creates; the user's
+// iceberg.tables.auto-create-props.* override them. Manifest merging keeps
+// commit latency flat as history grows (see bench_test.go); metadata
+// retention bounds the metadata.json files a long-running connector leaves.
+var defaultTableProps = map[string]string{
+	"format-version":                             "2",
+	"write.parquet.compression-codec":            "zstd",
+	"commit.manifest-merge.enabled":              "true",
+	"write.metadata.delete-after-commit.enabled": "true",
+	"write.metadata.previous-versions-max":       "50",
+}
+
+// Spec declares the sink's config keys.
+func Spec() sdk.Spec {
+	const (
+		gTables  = "Tables"
+		gCatalog = "Catalog"
+		gCommit  = "Commit"
+	)
+	return sdk.NewSpec(
+		sdk.List(keyTables).
+			Describe("Tables to write, as namespace.table, comma separated. Without a route field every record goes to every table. Required unless "+keyDynamic+" is true.").
+			WithExample("sales.orders,sales.refunds").InGroup(gTables).Rank(sdk.High).
+			Check(checkTableList),
+		sdk.String(keyCatalogType).
+			Describe("Catalog implementation: sql (JDBC-compatible tables in SQLite or Postgres), rest, glue, hive or hadoop.").
+			Default(catalogSQL).OneOf(catalogSQL, catalogREST, catalogGlue, catalogHive, catalogHadoop).InGroup(gCatalog).Rank(sdk.High),
+		sdk.String(keyCatalogURI).
+			Describe("Catalog location. sql: a postgres:// URL or a SQLite file path; empty means the embedded SQLite catalog at <floe.data.dir>/catalog.db. rest: the server URL. hive: thrift://host:port.").
+			WithExample("postgres://floe@127.0.0.1/catalog").InGroup(gCatalog).Rank(sdk.High),
+		sdk.String(keyWarehouse).
+			Describe("Root location of new tables (file://, s3://, gs://, abfs://). Empty with the embedded catalog means file://<floe.data.dir>/warehouse.").
+			WithExample("s3://lake/warehouse").InGroup(gCatalog).Rank(sdk.High),
+		sdk.String(keyCatalogName).
+			Describe("Catalog name, as recorded in the SQL catalog's tables and used by query engines.").
+			Default("floe").InGroup(gCatalog),
+		sdk.String(keyCatalogNameAlt).
+			Describe("The Apache Iceberg sink's name for "+keyCatalogName+"; used when that key is not set.").
+			InGroup(gCatalog).Rank(sdk.Low),
+		sdk.String(keyJDBCUser).
+			Describe("sql catalog on Postgres: user name, when it is not part of the URI.").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Password(keyJDBCPassword).
+			Describe("sql catalog on Postgres: password, when it is not part of the URI.").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Password(prefixCatalog+"credential").
+			Describe("rest catalog: OAuth2 client credential (client_id:client_secret).").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Password(prefixCatalog+"token").
+			Describe("rest catalog: bearer token.").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Password(prefixCatalog+"s3.secret-access-key").
+			Describe("S3 secret access key for table files.").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Password(prefixCatalog+"s3.session-token").
+			Describe("S3 session token for table files.").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Password(prefixCatalog+"gcs.oauth2.token").
+			Describe("Google Cloud Storage OAuth2 token for table files.").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Password(prefixCatalog+"adls.sas-token").
+			Describe("Azure Data Lake Storage SAS token for table files.").InGroup(gCatalog).Rank(sdk.Low),
+		sdk.Prefix(prefixCatalog).
+			Describe("Any other catalog or file IO property, passed to iceberg-go without the prefix (s3.region, s3.endpoint, s3.access-key-id, rest.sigv4-enabled, …).").
+			WithExample("iceberg.catalog.s3.region=eu-west-1").InGroup(gCatalog),
+
+		sdk.Bool(keyAutoCreate).
+			Describe("Create missing tables from the first schema seen, with floe's source metadata columns and the configured partition spec.").
+			Default("true").InGroup(gTables),
+		sdk.Bool(keyEvolve).
+			Describe("Evolve table schemas automatically for new schemas: add optional columns, widen int→long and float→double, make required columns optional. Other changes reject the schema.").
+			Default("true").InGroup(gTables),
+		sdk.String(keyDefaultPartBy).
+			Describe("Partition spec of created tables, comma separated: identity(col) or col, year(col), month(col), day(col), hour(col), bucket(N, col), truncate(W, col).").
+			WithExample("day(ts), bucket(16, id)").InGroup(gTables).
+			Check(func(v string) error { _, err := parsePartitionBy(v); return err }),
+		sdk.Prefix(prefixTable).
+			Describe("Per-table settings: iceberg.table.<namespace.table>.partition-by (overrides the default partition spec) and iceberg.table.<namespace.table>.route-regex (routes records whose route field fully matches the regex to that table).").
+			WithExample("iceberg.table.sales.orders.route-regex=order.*").InGroup(gTables),
+		sdk.Prefix(prefixCreateProps).
+			Describe("Table properties of created tables, without the prefix. floe sets format-version=2, write.parquet.compression-codec=zstd, commit.manifest-merge.enabled=true, write.metadata.delete-after-commit.enabled=true and write.metadata.previous-versions-max=50 unless overridden.").
+			WithExample("iceberg.tables.auto-create-props.write.parquet.compression-codec=snappy").InGroup(gTables),
+		sdk.Long(keyTargetFileSize).
+			Describe("Size at which a writer rolls to a new data file, in bytes.").
+			Default(strconv.Itoa(defaultTargetFileSize)).Min(1<<20).InGroup(gTables),
+		sdk.String(keyRouteField).
+			Describe("Record field whose value routes each record: matched against each table's route-regex, or, with "+keyDynamic+", used as the table name. Nested fields use dots (a.b).").
+			WithExample("type").InGroup(gTables),
+		sdk.Bool(keyDynamic).
+			Describe("Route each record to the table named by its route field (namespace.table, lower-cased), creating it when auto-create is on.").
+			Default("false").InGroup(gTables),
+		sdk.Bool(keySourceMetadata).
+			Describe("Add the columns _source_partition (string), _source_offset (long) and _source_timestamp (timestamptz) to every row: where it came from.").
+			Default("true").InGroup(gTables),
+
+		sdk.Int(keyRetryAttempts).
+			Describe("Attempts per table commit on an optimistic-concurrency conflict (reload, re-check fencing, retry) before the checkpoint's commit fails.").
+			Default("10").Min(1).InGroup(gCommit),
+		sdk.Duration(keyRetryBackoff).
+			Describe("Wait before the second commit attempt; doubled per attempt (milliseconds or a Go duration).").
+			Default("100").InGroup(gCommit),
+		sdk.Duration(keyRetryMaxBackoff).
+			Describe("Longest wait between commit attempts (milliseconds or a Go duration).").
+			Default("5000").InGroup(gCommit),
+	)
+}
+
+func checkTableList(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if _, err := parseTableName(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settings is the parsed, cross-checked config.
+type settings struct {
+	tables []string
+
+	catalogType  string
+	catalogName  string
+	catalogURI   string
+	warehouse    string
+	jdbcUser     string
+	jdbcPassword string
+	dataDir      string
+	// catalogProps holds every iceberg.catalog.* key, prefix removed.
+	catalogProps map[string]string
+
+	autoCreate     bool
+	evolve         bool
+	defaultPartBy  []partitionTerm
+	tablePartBy    map[string][]partitionTerm
+	tableProps     map[string]string
+	targetFileSize int64
+
+	routeField     []string // path; nil when records are not routed
+	routeRegex     map[string]*regexp.Regexp
+	dynamic        bool
+	sourceMetadata bool
+
+	retryAttempts   int
+	retryBackoff    time.Duration
+	retryMaxBackoff time.Duration
+
+	// reset is the host's pending offset override, if any.
+	reset *offsetsReset
+}
+
+// parseSettings reads and cross-checks cfg. Its errors name the key and say
+// what is expected.
+func parseSettings(cfg sdk.Config) (settings, error) {
+	spec := Spec()
+	raw := cfg.Map()
+	if errs := spec.Validate(raw); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return settings{}, fmt.Errorf("iceberg sink: invalid config: %s", strings.Join(msgs, "; "))
+	}
+	cfg = spec.Config(raw)
+
+	s := settings{
+		catalogType:     strings.ToLower(strings.TrimSpace(cfg.String(keyCatalogType))),
+		catalogName:     strings.TrimSpace(cfg.String(keyCatalogName)),
+		catalogURI:      strings.TrimSpace(cfg.String(keyCatalogURI)),
+		warehouse:       strings.TrimSpace(cfg.String(keyWarehouse)),
+		jdbcUser:        cfg.String(keyJDBCUser),
+		jdbcPassword:    cfg.String(keyJDBCPassword),
+		dataDir:         strings.TrimSpace(cfg.String(keyDataDir)),
+		catalogProps:    cfg.Prefixed(prefixCatalog),
+		autoCreate:      cfg.Bool(keyAutoCreate),
+		evolve:          cfg.Bool(keyEvolve),
+		tablePartBy:     map[string][]partitionTerm{},
+		tableProps:      map[string]string{},
+		targetFileSize:  cfg.Int64(keyTargetFileSize),
+		routeRegex:      map[string]*regexp.Regexp{},
+		dynamic:         cfg.Bool(keyDynamic),
+		sourceMetadata:  cfg.Bool(keySourceMetadata),
+		retryAttempts:   cfg.Int(keyRetryAttempts),
+		retryBackoff:    cfg.Duration(keyRetryBackoff),
+		retryMaxBackoff: cfg.Duration(keyRetryMaxBackoff),
+	}
+	if _, set := raw[keyCatalogName]; !set {
+		if alt := strings.TrimSpace(cfg.String(keyCatalogNameAlt)); alt != "" {
+			s.catalogName = alt
+		}
+	}
+	if s.catalogName == "" {
+		s.catalogName = "floe"
+	}
+	if s.retryMaxBackoff < s.retryBackoff {
+		s.retryMaxBackoff = s.retryBackoff
+	}
+
+	seen := map[string]bool{}
+	for _, t := range cfg.List(keyTables) {
+		id, err := parseTableName(t)
+		if err != nil {
+			return settings{}, fmt.Errorf("iceberg sink: %s: %w", keyTables, err)
+		}
+		name := tableKey(id)
+		if seen[name] {
+			return settings{}, fmt.Errorf("iceberg sink: %s: table %s is listed twice", keyTables, name)
+		}
+		seen[name] = true
+		s.tables = append(s.tables, name)
+	}
+
+	if v := strings.TrimSpace(cfg.String(keyDefaultPartBy)); v != "" {
+		terms, err := parsePartitionBy(v)
+		if err != nil {
+			return settings{}, fmt.Errorf("iceberg sink: %s: %w", keyDefaultPartBy, err)
+		}
+		s.defaultPartBy = terms
+	}
+
+	if f := strings.TrimSpace(cfg.String(keyRouteField)); f != "" {
+		s.routeField = strings.Split(f, ".")
+		for _, p := range s.routeField {
+			if p == "" {
+				return settings{}, fmt.Errorf("iceberg sink: %s: %q is not a field path (expected name or a.b)", keyRouteField, f)
+			}
+		}
+	}
+
+	// Per-table keys: iceberg.table.<ns.table>.<setting>. Table names
+	// contain dots, so the setting is matched as a suffix.
+	perTable := cfg.Prefixed(prefixTable)
+	keys := make([]string, 0, len(perTable))
+	for k := range perTable {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := strings.TrimSpace(perTable[k])
+		full := prefixTable + k
+		switch {
+		case strings.HasSuffix(k, suffixPartitionBy):
+			id, err := parseTableName(strings.TrimSuffix(k, suffixPartitionBy))
+			if err != nil {
+				return settings{}, fmt.Errorf("iceberg sink: %s: %w", full, err)
+			}
+			terms, err := parsePartitionBy(v)
+			if err != nil {
+				return settings{}, fmt.Errorf("iceberg sink: %s: %w", full, err)
+			}
+			s.tablePartBy[tableKey(id)] = terms
+		case strings.HasSuffix(k, suffixRouteRegex):
+			id, err := parseTableName(strings.TrimSuffix(k, suffixRouteRegex))
+			if err != nil {
+				return settings{}, fmt.Errorf("iceberg sink: %s: %w", full, err)
+			}
+			re, err := regexp.Compile(`^(?:` + v + `)$`)
+			if err != nil {
+				return settings{}, fmt.Errorf("iceberg sink: %s: invalid regular expression %q: %v", full, v, err)
+			}
+			name := tableKey(id)
+			if !seen[name] {
+				return settings{}, fmt.Errorf("iceberg sink: %s: table %s is not listed in %s", full, name, keyTables)
+			}
+			s.routeRegex[name] = re
+		default:
+			return settings{}, fmt.Errorf("iceberg sink: %s: unknown per-table setting (supported: iceberg.table.<namespace.table>.partition-by and .route-regex)", full)
+		}
+	}
+
+	for k, v := range cfg.Prefixed(prefixCreateProps) {
+		s.tableProps[k] = v
+	}
+
+	switch {
+	case s.dynamic && s.routeField == nil:
+		return settings{}, fmt.Errorf("iceberg sink: %s is true but %s is not set: dynamic routing names each record's table by that field", keyDynamic, keyRouteField)
+	case s.dynamic && len(s.routeRegex) > 0:
+		return settings{}, fmt.Errorf("iceberg sink: %s is true: route-regex settings do not apply to dynamic routing; remove them", keyDynamic)
+	case !s.dynamic && len(s.tables) == 0:
+		return settings{}, fmt.Errorf("iceberg sink: %s: set at least one table (namespace.table), or set %s=true with %s", keyTables, keyDynamic, keyRouteField)
+	case !s.dynamic && s.routeField != nil:
+		for _, t := range s.tables {
+			if s.routeRegex[t] == nil {
+				return settings{}, fmt.Errorf("iceberg sink: %s%s%s: not set, so table %s would receive no records; set a regex for the values of %s it takes",
+					prefixTable, t, suffixRouteRegex, t, keyRouteField)
+			}
+		}
+	case !s.dynamic && len(s.routeRegex) > 0:
+		return settings{}, fmt.Errorf("iceberg sink: route-regex settings need %s (the field whose value they match)", keyRouteField)
+	}
+
+	reset, err := parseOffsetsReset(cfg.String(keyOffsetsReset))
+	if err != nil {
+		return settings{}, err
+	}
+	s.reset = reset
+
+	if s.catalogType == catalogSQL {
+		switch {
+		case s.catalogURI == "" && s.dataDir == "":
+			return settings{}, fmt.Errorf("iceberg sink: %s is empty and the host set no %s: give the catalog a URI (postgres://… or a SQLite file)", keyCatalogURI, keyDataDir)
+		case s.warehouse == "" && s.dataDir == "":
+			return settings{}, fmt.Errorf("iceberg sink: %s: required with catalog type sql (where new tables go, e.g. s3://lake/warehouse)", keyWarehouse)
+		case s.warehouse == "":
+			s.warehouse = "file://" + filepath.ToSlash(filepath.Join(s.dataDir, "warehouse"))
+		}
+	}
+	return s, nil
+}
+
+// partitionBy returns the partition terms of a table.
+func (s settings) partitionBy(table string) []partitionTerm {
+	if t, ok := s.tablePartBy[table]; ok {
+		return t
+	}
+	return s.defaultPartBy
+}
+
+// createProps returns the properties of a table the sink creates.
+func (s settings) createProps() map[string]string {
+	props := make(map[string]string, len(defaultTableProps)+len(s.tableProps))
+	for k, v := range defaultTableProps {
+		props[k] = v
+	}
+	for k, v := range s.tableProps {
+		props[k] = v
+	}
+	return props
+}

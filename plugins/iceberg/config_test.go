@@ -1,0 +1,132 @@
+package iceberg
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floehq/floe/sdk"
+)
+
+func TestConfigErrors(t *testing.T) {
+	base := map[string]string{keyTables: "db.t", keyDataDir: "/tmp/x"}
+	cases := []struct {
+		name string
+		set  map[string]string
+		want []string // all must appear in the error
+	}{
+		{"no tables", map[string]string{keyTables: ""}, []string{keyTables, "at least one table", keyDynamic}},
+		{"bad table name", map[string]string{keyTables: "orders"}, []string{keyTables, `"orders"`, "namespace.table"}},
+		{"duplicate table", map[string]string{keyTables: "db.t, db.t"}, []string{"listed twice"}},
+		{"catalog type", map[string]string{keyCatalogType: "nessie"}, []string{keyCatalogType, "must be one of"}},
+		{"partition by", map[string]string{keyDefaultPartBy: "bucket(id)"}, []string{keyDefaultPartBy, "bucket(16, id)"}},
+		{"table partition by", map[string]string{prefixTable + "db.t.partition-by": "days(ts"}, []string{"iceberg.table.db.t.partition-by", "parenthesis"}},
+		{"unknown per-table key", map[string]string{prefixTable + "db.t.id-columns": "id"}, []string{"iceberg.table.db.t.id-columns", "unknown per-table setting"}},
+		{"dynamic without field", map[string]string{keyDynamic: "true"}, []string{keyDynamic, keyRouteField}},
+		{"regex without field", map[string]string{prefixTable + "db.t.route-regex": "a.*"}, []string{"route-regex", keyRouteField}},
+		{"field without regex", map[string]string{keyRouteField: "kind"}, []string{"iceberg.table.db.t.route-regex", "no records"}},
+		{"bad regex", map[string]string{keyRouteField: "kind", prefixTable + "db.t.route-regex": "(("}, []string{"iceberg.table.db.t.route-regex", "invalid regular expression"}},
+		{"regex for unlisted table", map[string]string{keyRouteField: "kind", prefixTable + "db.t.route-regex": "a", prefixTable + "db.u.route-regex": "b"}, []string{"db.u", "not listed"}},
+		{"attempts", map[string]string{keyRetryAttempts: "0"}, []string{keyRetryAttempts, "at least 1"}},
+		{"target size", map[string]string{keyTargetFileSize: "12"}, []string{keyTargetFileSize, "at least"}},
+		{"bool", map[string]string{keyAutoCreate: "yes please"}, []string{keyAutoCreate, "invalid boolean"}},
+		{"no data dir", map[string]string{keyDataDir: ""}, []string{keyCatalogURI, keyDataDir}},
+		{"sql uri scheme", map[string]string{keyCatalogURI: "mysql://x/y"}, []string{keyCatalogURI, "postgres://"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := map[string]string{}
+			for k, v := range base {
+				cfg[k] = v
+			}
+			for k, v := range c.set {
+				if v == "" {
+					delete(cfg, k)
+				} else {
+					cfg[k] = v
+				}
+			}
+			s, err := parseSettings(sdk.NewConfig(cfg))
+			if err == nil {
+				_, _, _, err = sqlTarget(s)
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	s, err := parseSettings(sdk.NewConfig(map[string]string{keyTables: "db.t", keyDataDir: "/data"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.catalogType != "sql" || s.catalogName != "floe" || s.warehouse != "file:///data/warehouse" ||
+		!s.autoCreate || !s.evolve || !s.sourceMetadata || s.dynamic ||
+		s.targetFileSize != 128<<20 || s.retryAttempts != 10 || s.retryBackoff != 100*time.Millisecond || s.retryMaxBackoff != 5*time.Second {
+		t.Fatalf("defaults = %+v", s)
+	}
+	driver, dialect, dsn, err := sqlTarget(s)
+	if err != nil || driver != "sqlite" && driver != "sqliteshim" || dialect != "sqlite" ||
+		dsn != "file:/data/catalog.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)" {
+		t.Fatalf("sql target = %s %s %s %v", driver, dialect, dsn, err)
+	}
+	props := s.createProps()
+	if props["format-version"] != "2" || props["write.parquet.compression-codec"] != "zstd" {
+		t.Fatalf("props = %v", props)
+	}
+
+	s, err = parseSettings(sdk.NewConfig(map[string]string{
+		keyTables: "db.t", keyCatalogURI: "postgres://floe@db:5432/cat", keyWarehouse: "s3://lake/wh",
+		keyJDBCPassword: "s3cr3t", keyCatalogNameAlt: "prod",
+		prefixCreateProps + "write.parquet.compression-codec": "snappy",
+		prefixCatalog + "s3.region":                           "eu-west-1",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, dialect, dsn, err = sqlTarget(s)
+	if err != nil || driver != "pgx" || dialect != "postgres" || dsn != "postgres://floe:s3cr3t@db:5432/cat" {
+		t.Fatalf("sql target = %s %s %s %v", driver, dialect, dsn, err)
+	}
+	if s.catalogName != "prod" || s.createProps()["write.parquet.compression-codec"] != "snappy" || s.catalogProps["s3.region"] != "eu-west-1" {
+		t.Fatalf("settings = %+v", s)
+	}
+}
+
+func TestSpecDocumentsEveryKey(t *testing.T) {
+	for _, f := range Spec().Fields() {
+		if strings.TrimSpace(f.Doc) == "" {
+			t.Errorf("%s has no doc", f.Name)
+		}
+	}
+	for _, k := range []string{keyJDBCPassword, prefixCatalog + "credential", prefixCatalog + "s3.secret-access-key", prefixCatalog + "token"} {
+		f, ok := Spec().Lookup(k)
+		if !ok || !f.Secret {
+			t.Errorf("%s is not a secret", k)
+		}
+	}
+	// Keys the Apache Iceberg sink users know are accepted.
+	for _, k := range []string{"iceberg.tables", "iceberg.tables.route-field", "iceberg.tables.dynamic-enabled", "iceberg.tables.auto-create-enabled",
+		"iceberg.tables.evolve-schema-enabled", "iceberg.tables.default-partition-by", "iceberg.table.a.b.partition-by", "iceberg.table.a.b.route-regex",
+		"iceberg.tables.auto-create-props.x", "iceberg.catalog", "iceberg.catalog.type", "iceberg.catalog.uri", "iceberg.catalog.warehouse", "iceberg.catalog.s3.endpoint"} {
+		if _, ok := Spec().Lookup(k); !ok {
+			t.Errorf("%s is not declared", k)
+		}
+	}
+}
+
+func TestOpenUnreachableCatalog(t *testing.T) {
+	cfg := map[string]string{keyTables: "db.t", keyCatalogType: "rest", keyCatalogURI: "http://127.0.0.1:1"}
+	_, err := Component().Sink.Open(context.Background(), sdk.SinkOpenRequest{Connector: "c", Config: sdk.NewConfig(cfg), Writers: 1})
+	if err == nil || !strings.Contains(err.Error(), "rest") {
+		t.Fatalf("err = %v", err)
+	}
+}

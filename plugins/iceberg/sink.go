@@ -1,0 +1,167 @@
+package iceberg
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// Version is the plugin's version.
+const Version = "0.1.0"
+
+// Component returns the Iceberg sink component.
+func Component() sdk.Component {
+	return sdk.Component{
+		Name:    "iceberg",
+		Aliases: []string{"org.apache.iceberg.connect.IcebergSinkConnector"},
+		Version: Version,
+		Summary: "Writes records to Apache Iceberg tables, exactly once: data files per checkpoint, one commit per table with the source positions in the snapshot.",
+		Spec:    Spec(),
+		Sink:    sink{},
+	}
+}
+
+// errClosed is returned by calls after Close.
+var errClosed = errors.New("iceberg sink: closed")
+
+type sink struct{}
+
+// Open connects to the catalog and starts the writers. Tables are loaded
+// on first use (PrepareSchema, Frontier, Write or Commit).
+func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, error) {
+	cfg, err := parseSettings(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	if req.Connector == "" {
+		return nil, errors.New("iceberg sink: no connector name: the snapshot summaries record it")
+	}
+	cat, closeCat, err := openCatalog(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	logger := req.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	writers := max(req.Writers, 1)
+	// The pipelines outlive each call: they live as long as the task,
+	// until Close cancels them.
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t := &task{
+		connector:   req.Connector,
+		cfg:         cfg,
+		log:         logger.With("sink", "iceberg"),
+		cat:         cat,
+		closeCat:    closeCat,
+		committerID: committerID(),
+		mem:         memory.DefaultAllocator,
+		life:        life,
+		cancel:      cancel,
+		tables:      map[string]*tableState{},
+		schemas:     map[int64]*arrow.Schema{},
+	}
+	for i := range writers {
+		t.writers = append(t.writers, newWriter(t, i))
+	}
+	return t, nil
+}
+
+// committerID names this committer in snapshot summaries: host, process
+// and a random part, so two committers never share one.
+func committerID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// task is one connector's open sink.
+type task struct {
+	connector   string
+	cfg         settings
+	log         *slog.Logger
+	cat         catalog.Catalog
+	closeCat    func() error
+	committerID string
+	mem         memory.Allocator
+
+	life   context.Context
+	cancel context.CancelFunc
+
+	// structMu serializes catalog changes to table structure (create,
+	// evolve, mark) and progress reloads.
+	structMu sync.Mutex
+
+	mu       sync.RWMutex
+	tables   map[string]*tableState
+	schemas  map[int64]*arrow.Schema
+	flushed  uint64 // highest flushed checkpoint
+	anyFlush bool
+	closed   bool
+
+	// beforeCommit, when set (tests), runs between planning a table's
+	// commit and sending it: where a concurrent writer's commit conflicts
+	// and where a crash hurts most. An error ends the Commit call.
+	beforeCommit func(table string, attempt int) error
+
+	// closeMu lets Close wait for Writes that are handing items over.
+	closeMu sync.RWMutex
+	writers []*writer
+}
+
+var (
+	_ sdk.SinkTask             = (*task)(nil)
+	_ sdk.SinkTaskWithFrontier = (*task)(nil)
+	_ sdk.SinkTaskWithSchemas  = (*task)(nil)
+)
+
+func (t *task) closedErr() error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return errClosed
+	}
+	return nil
+}
+
+// Close stops the writers and releases the catalog. Files of checkpoints
+// not committed stay behind as orphans, for maintenance to delete.
+func (t *task) Close(ctx context.Context) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+
+	t.cancel() // ends pipelines and unblocks Writes waiting on full queues
+	t.closeMu.Lock()
+	for _, w := range t.writers {
+		close(w.queue)
+	}
+	t.closeMu.Unlock()
+	for _, w := range t.writers {
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return t.closeCat()
+}

@@ -1,0 +1,438 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	icebergapi "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// queueDepth is how many sub-batches a writer's queue holds before Write
+// blocks (backpressure).
+const queueDepth = 8
+
+// pipelineBuffer is how many batches a WriteRecords pipeline buffers:
+// each one is held in memory until its Parquet writer has encoded it.
+const pipelineBuffer = 2
+
+// writeItem is one entry of a writer's queue: a sub-batch for one table,
+// or a flush marker.
+type writeItem struct {
+	checkpoint uint64
+	table      *tableState
+	partition  string
+	schemaID   int64
+	rec        arrow.RecordBatch // owned by the item
+	flush      chan<- flushReply // set for a flush marker of checkpoint
+}
+
+type flushReply struct {
+	result sdk.WriteResult
+	ok     bool // false: the writer wrote nothing for the checkpoint
+	err    error
+}
+
+// writer is one of the sink's writers: a goroutine that takes sub-batches
+// from its queue, in order, and feeds them to per-checkpoint, per-table
+// WriteRecords pipelines.
+type writer struct {
+	id    int
+	t     *task
+	queue chan writeItem
+	done  chan struct{}
+
+	// Owned by the writer goroutine.
+	plans map[int64]*rowPlan // by schema id
+	open  map[uint64]*checkpointWrite
+
+	mu  sync.Mutex
+	err error // sticky: the first failure fails every later Write and Flush
+	// inflight tracks closing checkpoints, so Close can wait for them.
+	inflight sync.WaitGroup
+}
+
+func newWriter(t *task, id int) *writer {
+	w := &writer{
+		id:    id,
+		t:     t,
+		queue: make(chan writeItem, queueDepth),
+		done:  make(chan struct{}),
+		plans: map[int64]*rowPlan{},
+		open:  map[uint64]*checkpointWrite{},
+	}
+	go w.run()
+	return w
+}
+
+func (w *writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *writer) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = fmt.Errorf("iceberg sink: writer %d: %w", w.id, err)
+		w.t.log.Error("writer failed", "writer", w.id, "error", err)
+	}
+}
+
+// enqueue hands an item to the writer, waiting while its queue is full.
+func (w *writer) enqueue(ctx context.Context, it writeItem) error {
+	select {
+	case w.queue <- it:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.t.life.Done():
+		return errClosed
+	}
+}
+
+func (w *writer) run() {
+	defer close(w.done)
+	for it := range w.queue {
+		if it.flush != nil {
+			w.flush(it.checkpoint, it.flush)
+			continue
+		}
+		if w.failed() != nil {
+			it.rec.Release()
+			continue
+		}
+		if err := w.write(it); err != nil {
+			w.fail(err)
+		}
+	}
+	// The queue closed (Close): abandon what is open.
+	for _, cw := range w.open {
+		cw.close()
+		cw.abandon()
+	}
+	w.inflight.Wait()
+}
+
+// write feeds one sub-batch to its table's pipeline for the checkpoint.
+// The first data of a checkpoint closes the files of every earlier one.
+func (w *writer) write(it writeItem) error {
+	defer it.rec.Release()
+	for c, cw := range w.open {
+		if c < it.checkpoint {
+			cw.close()
+		}
+	}
+	view := it.table.view()
+	plan, err := w.plan(it)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", it.table.name, err)
+	}
+
+	// Drop what the table already holds (a replay after a restart).
+	// Offsets rise within a batch, so that is a prefix.
+	offsets := it.rec.Column(plan.offset).(*array.Int64)
+	n := offsets.Len()
+	from := 0
+	floor, hasFloor := view.floor[it.partition]
+	if hasFloor {
+		from = sort.Search(n, func(i int) bool { return offsets.Value(i) >= floor })
+	}
+	cw := w.open[it.checkpoint]
+	if cw == nil {
+		cw = &checkpointWrite{checkpoint: it.checkpoint, tables: map[*tableState]*tableWrite{}}
+		w.open[it.checkpoint] = cw
+	}
+	tw := cw.table(it.table)
+	tw.note(it.partition, floor, hasFloor)
+	if from == n {
+		return nil
+	}
+
+	out, err := plan.build(w.t.life, w.t.mem, it.rec, int64(from), it.partition, view.target)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", it.table.name, err)
+	}
+	p := tw.current
+	if p != nil && p.version != view.version {
+		// The table's schema or spec changed: finish these files.
+		p.close()
+		tw.closed = append(tw.closed, p)
+		p = nil
+	}
+	if p == nil {
+		p = w.startPipeline(view)
+		tw.current = p
+	}
+	return p.send(out)
+}
+
+// plan returns the row plan of a batch schema.
+func (w *writer) plan(it writeItem) (*rowPlan, error) {
+	p := w.plans[it.schemaID]
+	if p != nil && p.input.Equal(it.rec.Schema()) {
+		return p, nil
+	}
+	p, err := newRowPlan(it.rec.Schema(), w.t.cfg.sourceMetadata)
+	if err != nil {
+		return nil, err
+	}
+	w.plans[it.schemaID] = p
+	return p, nil
+}
+
+// flush closes a checkpoint's pipelines and, without holding up the
+// queue, waits for their files and replies with the writer's result.
+func (w *writer) flush(checkpoint uint64, reply chan<- flushReply) {
+	if err := w.failed(); err != nil {
+		reply <- flushReply{err: err}
+		return
+	}
+	for c := range w.open {
+		if c < checkpoint {
+			reply <- flushReply{err: fmt.Errorf("iceberg sink: writer %d: checkpoint %d was never flushed before %d", w.id, c, checkpoint)}
+			return
+		}
+	}
+	cw := w.open[checkpoint]
+	delete(w.open, checkpoint)
+	if cw == nil {
+		reply <- flushReply{}
+		return
+	}
+	cw.close()
+	w.inflight.Add(1)
+	go func() {
+		defer w.inflight.Done()
+		res, err := cw.result(w.t.life, w.id)
+		if err != nil {
+			w.fail(err)
+			reply <- flushReply{err: w.failed()}
+			return
+		}
+		// A writer that wrote no file (every row was one the tables held)
+		// has no result: results describe data written.
+		reply <- flushReply{result: res, ok: res.Files > 0}
+	}()
+}
+
+// checkpointWrite is what one writer writes for one checkpoint.
+type checkpointWrite struct {
+	checkpoint uint64
+	tables     map[*tableState]*tableWrite
+}
+
+func (cw *checkpointWrite) table(st *tableState) *tableWrite {
+	tw := cw.tables[st]
+	if tw == nil {
+		tw = &tableWrite{partitions: map[string]partitionNote{}}
+		cw.tables[st] = tw
+	}
+	return tw
+}
+
+// close ends the input of every pipeline; their files finish in the
+// background.
+func (cw *checkpointWrite) close() {
+	for _, tw := range cw.tables {
+		if tw.current != nil {
+			tw.current.close()
+			tw.closed = append(tw.closed, tw.current)
+			tw.current = nil
+		}
+	}
+}
+
+// abandon waits for closed pipelines to end without using their files.
+// Called after the task's context was cancelled, so they end at once.
+func (cw *checkpointWrite) abandon() {
+	for _, tw := range cw.tables {
+		for _, p := range tw.closed {
+			<-p.done
+			p.drain()
+		}
+	}
+}
+
+// result waits for the checkpoint's files and describes them.
+func (cw *checkpointWrite) result(ctx context.Context, writer int) (sdk.WriteResult, error) {
+	pl := payload{Version: payloadVersion, Checkpoint: cw.checkpoint, Writer: writer}
+	res := sdk.WriteResult{Writer: writer}
+	tables := make([]*tableState, 0, len(cw.tables))
+	for st := range cw.tables {
+		tables = append(tables, st)
+	}
+	slices.SortFunc(tables, func(a, b *tableState) int { return compareStrings(a.name, b.name) })
+	for _, st := range tables {
+		tw := cw.tables[st]
+		tp := tablePayload{Table: st.name}
+		for part, note := range tw.partitions {
+			tp.Partitions = append(tp.Partitions, part)
+			if note.mixed {
+				tp.Mixed = append(tp.Mixed, part)
+			} else if note.hasFloor {
+				if tp.Floors == nil {
+					tp.Floors = map[string]int64{}
+				}
+				tp.Floors[part] = note.floor
+			}
+		}
+		sort.Strings(tp.Partitions)
+		sort.Strings(tp.Mixed)
+		for _, p := range tw.closed {
+			files, err := p.wait(ctx)
+			if err != nil {
+				return sdk.WriteResult{}, fmt.Errorf("table %s: write data files: %w", st.name, err)
+			}
+			if len(files) == 0 {
+				continue
+			}
+			g, err := encodeGroup(p.tbl, files)
+			if err != nil {
+				return sdk.WriteResult{}, fmt.Errorf("table %s: %w", st.name, err)
+			}
+			tp.Groups = append(tp.Groups, g)
+			res.Records += g.Records
+			res.Bytes += g.Bytes
+			res.Files += len(g.Files)
+		}
+		pl.Tables = append(pl.Tables, tp)
+	}
+	b, err := pl.encode()
+	if err != nil {
+		return sdk.WriteResult{}, err
+	}
+	res.Payload = b
+	return res, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// tableWrite is what one writer writes for one table in one checkpoint.
+type tableWrite struct {
+	current *pipeline
+	closed  []*pipeline
+	// partitions notes, per source partition the writer had rows of, the
+	// floor below which it dropped rows: the committer's fencing needs it.
+	partitions map[string]partitionNote
+}
+
+type partitionNote struct {
+	floor    int64
+	hasFloor bool
+	// mixed: the floor changed within the checkpoint (a Frontier call
+	// reloaded the table meanwhile); the committer then refuses it.
+	mixed bool
+}
+
+func (tw *tableWrite) note(partition string, floor int64, hasFloor bool) {
+	n, seen := tw.partitions[partition]
+	switch {
+	case !seen:
+		tw.partitions[partition] = partitionNote{floor: floor, hasFloor: hasFloor}
+	case n.hasFloor != hasFloor || (hasFloor && n.floor != floor):
+		n.mixed = true
+		tw.partitions[partition] = n
+	}
+}
+
+// pipeline is one open table.WriteRecords call, fed from a channel. It
+// rolls data files at the target size and keeps them until closed.
+type pipeline struct {
+	version uint64
+	tbl     *table.Table
+	in      chan arrow.RecordBatch
+	done    chan struct{}
+	closed  bool
+
+	// Set by the pipeline goroutine before done closes.
+	files []icebergapi.DataFile
+	err   error
+}
+
+func (w *writer) startPipeline(view tableView) *pipeline {
+	p := &pipeline{
+		version: view.version,
+		tbl:     view.tbl,
+		in:      make(chan arrow.RecordBatch, pipelineBuffer),
+		done:    make(chan struct{}),
+	}
+	records := func(yield func(arrow.RecordBatch, error) bool) {
+		for rec := range p.in {
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
+	go func() {
+		defer close(p.done)
+		for df, err := range table.WriteRecords(w.t.life, view.tbl, view.target, records,
+			table.WithTargetFileSize(w.t.cfg.targetFileSize),
+			table.WithRecordBatchBufferSize(pipelineBuffer)) {
+			if err != nil {
+				p.err = err
+				return
+			}
+			p.files = append(p.files, df)
+		}
+	}()
+	return p
+}
+
+// send hands a record to the pipeline, which takes ownership.
+func (p *pipeline) send(rec arrow.RecordBatch) error {
+	select {
+	case p.in <- rec:
+		return nil
+	case <-p.done:
+		rec.Release()
+		if p.err != nil {
+			return p.err
+		}
+		return errors.New("data file pipeline ended early")
+	}
+}
+
+func (p *pipeline) close() {
+	if !p.closed {
+		p.closed = true
+		close(p.in)
+	}
+}
+
+// wait returns the pipeline's files once it has written them all. Call
+// after close.
+func (p *pipeline) wait(ctx context.Context) ([]icebergapi.DataFile, error) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.drain()
+	return p.files, p.err
+}
+
+// drain releases batches a pipeline that failed early never took. Call
+// after close, once done is closed.
+func (p *pipeline) drain() {
+	for rec := range p.in {
+		rec.Release()
+	}
+}
