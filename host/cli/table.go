@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/floehq/floe/lake"
 	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -217,11 +218,12 @@ func maskURI(uri string) string {
 	return uri
 }
 
-// sharedCatalogOpener is where floe's shared catalog code plugs in: the
-// iceberg sink's opener, which lives in plugins/iceberg (private, and the
-// host must not import plugins: depguard host-never-imports-plugins). The
-// CLI keeps no copy of it; once it moves to the shared package (lake,
-// which the maintenance plugin waits for too), this calls it.
+// sharedCatalogOpener opens the catalog with lake, the same code the
+// iceberg plugins use, so a connector's catalog keys mean the same here.
 func sharedCatalogOpener(ctx context.Context, config map[string]string) (catalog.Catalog, func() error, error) {
-	return nil, nil, errors.New("this floe build cannot open Iceberg catalogs yet: the catalog opener is still private to the iceberg sink plugin (plugins/iceberg) and waits to move to the shared package lake; meanwhile read the table with DuckDB or PyIceberg")
+	c, err := lake.ParseCatalogConfig(config)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lake.OpenCatalog(ctx, c)
 }

@@ -2,36 +2,24 @@ package cli
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floehq/floe/lake"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
-	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
-// testCatalog opens a SQLite SQL catalog with its warehouse under dir, the
-// layout of the embedded catalog. It is the tests' stand-in for the
-// iceberg sink's opener (see sharedCatalogOpener).
+// testCatalog opens the embedded catalog under dir, as floe does.
 func testCatalog(ctx context.Context, dir string) (catalog.Catalog, func() error, error) {
-	db, err := sql.Open(sqliteshim.ShimName, "file:"+filepath.Join(dir, "catalog.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		return nil, nil, err
-	}
-	cat, err := sqlcat.NewCatalog("floe", db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + filepath.Join(dir, "warehouse")})
-	if err != nil {
-		return nil, nil, err
-	}
-	return cat, db.Close, nil
+	return sharedCatalogOpener(ctx, map[string]string{lake.KeyDataDir: dir})
 }
 
 // makeOrders creates demo.orders (nested columns, partitioned by day(ts))

@@ -2,7 +2,7 @@ package iceberg
 
 import (
 	"fmt"
-	"path/filepath"
+	"github.com/floehq/floe/lake"
 	"regexp"
 	"sort"
 	"strconv"
@@ -15,15 +15,16 @@ import (
 // Config keys. Where the Apache Iceberg Kafka Connect sink has a key with
 // the same meaning, floe uses its name.
 const (
-	keyTables         = "iceberg.tables"
-	keyCatalogType    = "iceberg.catalog.type"
-	keyCatalogURI     = "iceberg.catalog.uri"
-	keyWarehouse      = "iceberg.catalog.warehouse"
-	keyCatalogName    = "iceberg.catalog.name"
-	keyCatalogNameAlt = "iceberg.catalog" // the Apache sink's name for it
-	prefixCatalog     = "iceberg.catalog."
-	keyJDBCUser       = "iceberg.catalog.jdbc.user"
-	keyJDBCPassword   = "iceberg.catalog.jdbc.password"
+	keyTables = "iceberg.tables"
+	// The catalog keys are lake's, shared with the maintenance plugin and
+	// floe's table commands.
+	keyCatalogType    = lake.KeyCatalogType
+	keyCatalogURI     = lake.KeyCatalogURI
+	keyWarehouse      = lake.KeyWarehouse
+	keyCatalogName    = lake.KeyCatalogName
+	keyCatalogNameAlt = lake.KeyCatalogNameAlt
+	prefixCatalog     = lake.PrefixCatalog
+	keyJDBCPassword   = lake.KeyJDBCPassword
 
 	keyAutoCreate      = "iceberg.tables.auto-create-enabled"
 	keyEvolve          = "iceberg.tables.evolve-schema-enabled"
@@ -42,16 +43,7 @@ const (
 
 	// keyDataDir is injected by the host into every plugin config: the
 	// worker's data directory, home of the embedded catalog.
-	keyDataDir = "floe.data.dir"
-)
-
-// Catalog types.
-const (
-	catalogSQL    = "sql"
-	catalogREST   = "rest"
-	catalogGlue   = "glue"
-	catalogHive   = "hive"
-	catalogHadoop = "hadoop"
+	keyDataDir = lake.KeyDataDir
 )
 
 const defaultTargetFileSize = 128 << 20
@@ -75,46 +67,14 @@ func Spec() sdk.Spec {
 		gCatalog = "Catalog"
 		gCommit  = "Commit"
 	)
-	return sdk.NewSpec(
+	fields := []*sdk.Field{
 		sdk.List(keyTables).
-			Describe("Tables to write, as namespace.table, comma separated. Without a route field every record goes to every table. Required unless "+keyDynamic+" is true.").
+			Describe("Tables to write, as namespace.table, comma separated. Without a route field every record goes to every table. Required unless " + keyDynamic + " is true.").
 			WithExample("sales.orders,sales.refunds").InGroup(gTables).Rank(sdk.High).
 			Check(checkTableList),
-		sdk.String(keyCatalogType).
-			Describe("Catalog implementation: sql (JDBC-compatible tables in SQLite or Postgres), rest, glue, hive or hadoop.").
-			Default(catalogSQL).OneOf(catalogSQL, catalogREST, catalogGlue, catalogHive, catalogHadoop).InGroup(gCatalog).Rank(sdk.High),
-		sdk.String(keyCatalogURI).
-			Describe("Catalog location. sql: a postgres:// URL or a SQLite file path; empty means the embedded SQLite catalog at <floe.data.dir>/catalog.db. rest: the server URL. hive: thrift://host:port.").
-			WithExample("postgres://floe@127.0.0.1/catalog").InGroup(gCatalog).Rank(sdk.High),
-		sdk.String(keyWarehouse).
-			Describe("Root location of new tables (file://, s3://, gs://, abfs://). Empty with the embedded catalog means file://<floe.data.dir>/warehouse.").
-			WithExample("s3://lake/warehouse").InGroup(gCatalog).Rank(sdk.High),
-		sdk.String(keyCatalogName).
-			Describe("Catalog name, as recorded in the SQL catalog's tables and used by query engines.").
-			Default("floe").InGroup(gCatalog),
-		sdk.String(keyCatalogNameAlt).
-			Describe("The Apache Iceberg sink's name for "+keyCatalogName+"; used when that key is not set.").
-			InGroup(gCatalog).Rank(sdk.Low),
-		sdk.String(keyJDBCUser).
-			Describe("sql catalog on Postgres: user name, when it is not part of the URI.").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Password(keyJDBCPassword).
-			Describe("sql catalog on Postgres: password, when it is not part of the URI.").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Password(prefixCatalog+"credential").
-			Describe("rest catalog: OAuth2 client credential (client_id:client_secret).").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Password(prefixCatalog+"token").
-			Describe("rest catalog: bearer token.").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Password(prefixCatalog+"s3.secret-access-key").
-			Describe("S3 secret access key for table files.").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Password(prefixCatalog+"s3.session-token").
-			Describe("S3 session token for table files.").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Password(prefixCatalog+"gcs.oauth2.token").
-			Describe("Google Cloud Storage OAuth2 token for table files.").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Password(prefixCatalog+"adls.sas-token").
-			Describe("Azure Data Lake Storage SAS token for table files.").InGroup(gCatalog).Rank(sdk.Low),
-		sdk.Prefix(prefixCatalog).
-			Describe("Any other catalog or file IO property, passed to iceberg-go without the prefix (s3.region, s3.endpoint, s3.access-key-id, rest.sigv4-enabled, …).").
-			WithExample("iceberg.catalog.s3.region=eu-west-1").InGroup(gCatalog),
-
+	}
+	fields = append(fields, lake.CatalogFields(gCatalog)...)
+	fields = append(fields,
 		sdk.Bool(keyAutoCreate).
 			Describe("Create missing tables from the first schema seen, with floe's source metadata columns and the configured partition spec.").
 			Default("true").InGroup(gTables),
@@ -154,6 +114,7 @@ func Spec() sdk.Spec {
 			Describe("Longest wait between commit attempts (milliseconds or a Go duration).").
 			Default("5000").InGroup(gCommit),
 	)
+	return sdk.NewSpec(fields...)
 }
 
 func checkTableList(v string) error {
@@ -172,15 +133,7 @@ func checkTableList(v string) error {
 type settings struct {
 	tables []string
 
-	catalogType  string
-	catalogName  string
-	catalogURI   string
-	warehouse    string
-	jdbcUser     string
-	jdbcPassword string
-	dataDir      string
-	// catalogProps holds every iceberg.catalog.* key, prefix removed.
-	catalogProps map[string]string
+	catalog lake.CatalogConfig
 
 	autoCreate     bool
 	evolve         bool
@@ -217,14 +170,6 @@ func parseSettings(cfg sdk.Config) (settings, error) {
 	cfg = spec.Config(raw)
 
 	s := settings{
-		catalogType:     strings.ToLower(strings.TrimSpace(cfg.String(keyCatalogType))),
-		catalogName:     strings.TrimSpace(cfg.String(keyCatalogName)),
-		catalogURI:      strings.TrimSpace(cfg.String(keyCatalogURI)),
-		warehouse:       strings.TrimSpace(cfg.String(keyWarehouse)),
-		jdbcUser:        cfg.String(keyJDBCUser),
-		jdbcPassword:    cfg.String(keyJDBCPassword),
-		dataDir:         strings.TrimSpace(cfg.String(keyDataDir)),
-		catalogProps:    cfg.Prefixed(prefixCatalog),
 		autoCreate:      cfg.Bool(keyAutoCreate),
 		evolve:          cfg.Bool(keyEvolve),
 		tablePartBy:     map[string][]partitionTerm{},
@@ -237,14 +182,11 @@ func parseSettings(cfg sdk.Config) (settings, error) {
 		retryBackoff:    cfg.Duration(keyRetryBackoff),
 		retryMaxBackoff: cfg.Duration(keyRetryMaxBackoff),
 	}
-	if _, set := raw[keyCatalogName]; !set {
-		if alt := strings.TrimSpace(cfg.String(keyCatalogNameAlt)); alt != "" {
-			s.catalogName = alt
-		}
+	cat, err := lake.ParseCatalogConfig(raw)
+	if err != nil {
+		return settings{}, fmt.Errorf("iceberg sink: %w", err)
 	}
-	if s.catalogName == "" {
-		s.catalogName = "floe"
-	}
+	s.catalog = cat
 	if s.retryMaxBackoff < s.retryBackoff {
 		s.retryMaxBackoff = s.retryBackoff
 	}
@@ -349,16 +291,6 @@ func parseSettings(cfg sdk.Config) (settings, error) {
 	}
 	s.reset = reset
 
-	if s.catalogType == catalogSQL {
-		switch {
-		case s.catalogURI == "" && s.dataDir == "":
-			return settings{}, fmt.Errorf("iceberg sink: %s is empty and the host set no %s: give the catalog a URI (postgres://… or a SQLite file)", keyCatalogURI, keyDataDir)
-		case s.warehouse == "" && s.dataDir == "":
-			return settings{}, fmt.Errorf("iceberg sink: %s: required with catalog type sql (where new tables go, e.g. s3://lake/warehouse)", keyWarehouse)
-		case s.warehouse == "":
-			s.warehouse = "file://" + filepath.ToSlash(filepath.Join(s.dataDir, "warehouse"))
-		}
-	}
 	return s, nil
 }
 

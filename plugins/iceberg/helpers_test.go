@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"github.com/floehq/floe/lake"
 	"log/slog"
 	"os"
 	"sort"
@@ -72,7 +73,7 @@ func (f *fixture) catalog() catalog.Catalog {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	cat, closeFn, err := openCatalog(context.Background(), s)
+	cat, closeFn, err := lake.OpenCatalog(context.Background(), s.catalog)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/floehq/floe/lake"
 	"maps"
 	"strings"
 )
@@ -13,7 +14,7 @@ import (
 const keyOffsetsReset = "floe.offsets.reset"
 
 // summaryReset marks the commit that applied an offset override.
-const summaryReset = "floe.offsets.reset"
+const summaryReset = lake.SummaryOffsetsReset
 
 // offsetsReset is a pending offset override. For a table whose newest
 // commit of the connector is still at or before afterCheckpoint, the

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/floehq/floe/lake"
 	"log/slog"
 	"os"
 	"sync"
@@ -47,9 +48,9 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 	if req.Connector == "" {
 		return nil, errors.New("iceberg sink: no connector name: the snapshot summaries record it")
 	}
-	cat, closeCat, err := openCatalog(ctx, cfg)
+	cat, closeCat, err := lake.OpenCatalog(ctx, cfg.catalog)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("iceberg sink: %w", err)
 	}
 	logger := req.Logger
 	if logger == nil {

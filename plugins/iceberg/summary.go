@@ -3,23 +3,21 @@ package iceberg
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/floehq/floe/lake"
 	"math"
 	"strconv"
 
 	"github.com/apache/iceberg-go/table"
 )
 
-// Snapshot summary keys of a floe commit (docs/architecture.md, "Exactly
-// once").
+// Snapshot summary keys of a floe commit; lake defines them for every
+// reader of floe's tables.
 const (
-	summaryConnector  = "floe.connector"
-	summaryCheckpoint = "floe.checkpoint"
-	// summaryOffsets is a JSON object: every source partition's next
-	// position the table holds, cumulative over all of the connector's
-	// commits to the table.
-	summaryOffsets        = "floe.offsets"
-	summaryCommitterID    = "floe.committer.id"
-	summaryCommitterEpoch = "floe.committer.epoch"
+	summaryConnector      = lake.SummaryConnector
+	summaryCheckpoint     = lake.SummaryCheckpoint
+	summaryOffsets        = lake.SummaryOffsets
+	summaryCommitterID    = lake.SummaryCommitterID
+	summaryCommitterEpoch = lake.SummaryCommitterEpoch
 )
 
 // propConnectorPrefix + connector name is a table property the sink sets
@@ -30,7 +28,7 @@ const (
 // partitions resume from the source's own start). It also tells a history
 // that was expired past the connector's last commit from one the
 // connector never wrote.
-const propConnectorPrefix = "floe.connector."
+const propConnectorPrefix = lake.PropConnectorPrefix
 
 // floeCommit is what a floe snapshot's summary says.
 type floeCommit struct {
@@ -44,27 +42,12 @@ type floeCommit struct {
 // parseFloeCommit reads a snapshot's summary. ok is false when the
 // snapshot is not an append of connector (compactions and other writers'
 // commits are skipped).
-func parseFloeCommit(s *table.Snapshot, connector string) (c floeCommit, ok bool, err error) {
-	if s == nil || s.Summary == nil || s.Summary.Operation != table.OpAppend {
-		return floeCommit{}, false, nil
+func parseFloeCommit(s *table.Snapshot, connector string) (floeCommit, bool, error) {
+	c, ok, err := lake.ParseCommit(s)
+	if err != nil || !ok || c.Connector != connector {
+		return floeCommit{}, false, err
 	}
-	props := s.Summary.Properties
-	if props[summaryConnector] != connector {
-		return floeCommit{}, false, nil
-	}
-	c.snapshotID = s.SnapshotID
-	if c.checkpoint, err = strconv.ParseUint(props[summaryCheckpoint], 10, 64); err != nil {
-		return floeCommit{}, false, fmt.Errorf("snapshot %d: %s %q is not a checkpoint id", s.SnapshotID, summaryCheckpoint, props[summaryCheckpoint])
-	}
-	c.offsets = map[string]int64{}
-	if raw := props[summaryOffsets]; raw != "" {
-		if err := json.Unmarshal([]byte(raw), &c.offsets); err != nil {
-			return floeCommit{}, false, fmt.Errorf("snapshot %d: %s is not a JSON object of positions: %v", s.SnapshotID, summaryOffsets, err)
-		}
-	}
-	c.committer = props[summaryCommitterID]
-	c.epoch, _ = strconv.ParseInt(props[summaryCommitterEpoch], 10, 64)
-	return c, true, nil
+	return floeCommit{snapshotID: c.SnapshotID, checkpoint: c.Checkpoint, offsets: c.Offsets, committer: c.CommitterID, epoch: c.Epoch}, true, nil
 }
 
 // summaryProps builds the summary of a floe commit.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/floehq/floe/host/cli"
+	_ "github.com/floehq/floe/lake/backends" // rest, glue, hive, hadoop catalogs and object stores for the table commands
 )
 
 func main() {

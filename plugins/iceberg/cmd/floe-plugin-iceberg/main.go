@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/floehq/floe/plugins/iceberg"
-	_ "github.com/floehq/floe/plugins/iceberg/backends" // rest, glue, hive, hadoop catalogs; s3, gs, abfs storage
+	_ "github.com/floehq/floe/lake/backends" // rest, glue, hive, hadoop catalogs; s3, gs, abfs storage
 	"github.com/floehq/floe/sdk"
 )
 

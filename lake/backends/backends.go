@@ -3,9 +3,9 @@
 // itself by name when its package is initialised, so importing this
 // package for its side effects is all it takes:
 //
-//	import _ "github.com/floehq/floe/plugins/iceberg/backends"
+//	import _ "github.com/floehq/floe/lake/backends"
 //
-// The Iceberg sink binary imports it. The sink's own package does not: the
+// The Iceberg plugin binaries and the floe binary import it. The sink's own package does not: the
 // SQL catalog on SQLite or Postgres and local files need none of these,
 // and leaving them out keeps the sink's tests quick to build (the AWS,
 // Google Cloud and Azure SDKs double the binary's size).

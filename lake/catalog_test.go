@@ -1,0 +1,101 @@
+package lake
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCatalogConfigDefaults(t *testing.T) {
+	c, err := ParseCatalogConfig(map[string]string{KeyDataDir: "/data"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Type != CatalogSQL || c.Name != "floe" || c.Warehouse != "file:///data/warehouse" {
+		t.Fatalf("defaults = %+v", c)
+	}
+	driver, dialect, dsn, err := c.sqlTarget()
+	if err != nil || driver != "sqlite" && driver != "sqliteshim" || dialect != "sqlite" ||
+		dsn != "file:/data/catalog.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)" {
+		t.Fatalf("sql target = %s %s %s %v", driver, dialect, dsn, err)
+	}
+}
+
+func TestCatalogConfigPostgres(t *testing.T) {
+	c, err := ParseCatalogConfig(map[string]string{
+		KeyCatalogURI: "postgres://floe@db:5432/cat", KeyWarehouse: "s3://lake/wh",
+		KeyJDBCPassword: "s3cr3t", KeyCatalogNameAlt: "prod", PrefixCatalog + "s3.region": "eu-west-1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, dialect, dsn, err := c.sqlTarget()
+	if err != nil || driver != "pgx" || dialect != "postgres" || dsn != "postgres://floe:s3cr3t@db:5432/cat" {
+		t.Fatalf("sql target = %s %s %s %v", driver, dialect, dsn, err)
+	}
+	if c.Name != "prod" || c.Props["s3.region"] != "eu-west-1" || c.Props["jdbc.password"] != "" || c.Props["uri"] != "" {
+		t.Fatalf("config = %+v", c)
+	}
+}
+
+func TestCatalogConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  map[string]string
+		want []string
+	}{
+		{"no data dir", map[string]string{}, []string{KeyCatalogURI, KeyDataDir}},
+		{"no warehouse", map[string]string{KeyCatalogURI: "/x/catalog.db"}, []string{KeyWarehouse}},
+		{"sql uri scheme", map[string]string{KeyDataDir: "/d", KeyCatalogURI: "mysql://x/y"}, []string{KeyCatalogURI, "postgres://"}},
+		{"bad postgres url", map[string]string{KeyDataDir: "/d", KeyCatalogURI: "postgres://a:b@%zz/c"}, []string{KeyCatalogURI, "not a valid postgres URL"}},
+		{"unknown type", map[string]string{KeyCatalogType: "nessie"}, []string{KeyCatalogType, "nessie"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseCatalogConfig(c.cfg)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "b@") {
+				t.Errorf("error %q echoes the password", err)
+			}
+		})
+	}
+}
+
+func TestOpenEmbeddedCatalog(t *testing.T) {
+	dir := t.TempDir()
+	c, err := ParseCatalogConfig(map[string]string{KeyDataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, closeFn, err := OpenCatalog(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if cat.CatalogType() != "sql" {
+		t.Fatalf("catalog type = %s", cat.CatalogType())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
+		t.Fatalf("embedded catalog file: %v", err)
+	}
+}
+
+func TestOpenCatalogWithoutBackends(t *testing.T) {
+	c, err := ParseCatalogConfig(map[string]string{KeyCatalogType: "rest", KeyCatalogURI: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = OpenCatalog(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "lake/backends") {
+		t.Fatalf("err = %v, want a hint to link lake/backends", err)
+	}
+}
