@@ -20,10 +20,10 @@ all: build
 ## build: bin/floe and bin/plugins/floe-plugin-*
 build:
 	@mkdir -p $(PLUGIN_DIR)
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/floe ./host/cmd/floe
+	$(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/floe ./host/cmd/floe
 	@for d in $(PLUGIN_CMDS); do \
-		echo "$(GO) build -o $(PLUGIN_DIR)/$$(basename $$d) ./$$d"; \
-		$(GO) build -o $(PLUGIN_DIR)/$$(basename $$d) ./$$d || exit 1; \
+		echo "go build $(PLUGIN_DIR)/$$(basename $$d)"; \
+		$(GO) build -trimpath -ldflags "-s -w" -o $(PLUGIN_DIR)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
 ## demo: datagen -> Iceberg on the embedded defaults (SQLite catalog, local warehouse)

@@ -273,7 +273,7 @@ func printTable(w io.Writer, d TableDescription) {
 	fmt.Fprintf(w, "\nproperties\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, k := range slices.Sorted(maps.Keys(d.Properties)) {
-		fmt.Fprintf(tw, "  %s\t%s\n", k, d.Properties[k])
+		fmt.Fprintf(tw, "  %s\t%s\n", k, clip(d.Properties[k], 80))
 	}
 	_ = tw.Flush()
 
@@ -339,4 +339,13 @@ func bytesIEC(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// clip shortens long values (a name mapping is kilobytes of JSON) for the
+// text view; --json keeps them whole.
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,6 +131,13 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		}
 		c.ShutdownTimeout = time.Duration(ms) * time.Millisecond
 	}
+	// Plugins get the data dir in their config and may run elsewhere:
+	// resolve it against floe's working directory once, here.
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return Config{}, fmt.Errorf("worker config %s: %s: %w", file, KeyDataDir, err)
+	}
+	c.DataDir = abs
 	c.WorkerID = get(KeyWorkerID, "")
 	if c.WorkerID == "" {
 		u, _ := url.Parse(c.Listeners[0])

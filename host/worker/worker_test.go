@@ -493,7 +493,8 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 	c, _ = ParseConfig([]byte(`{}`), "w.json")
-	if c.DataDir != DefaultDataDir || c.PluginPath[0] != DefaultPluginPath {
+	wantDir, _ := filepath.Abs(DefaultDataDir)
+	if c.DataDir != wantDir || c.PluginPath[0] != DefaultPluginPath {
 		t.Fatalf("defaults %+v", c)
 	}
 	_, err = ParseConfig([]byte(`{"plugin.paht": "x"}`), "w.json")
