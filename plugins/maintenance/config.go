@@ -1,0 +1,394 @@
+package maintenance
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/lake"
+	"github.com/floehq/floe/sdk"
+)
+
+// The tasks, in the order a cycle runs them on a table: compaction first
+// (it adds a replace snapshot), then the manifest rewrite that tidies what
+// it left, then expiry, then the file cleanups.
+const (
+	taskRewriteData      = "rewrite-data-files"
+	taskRewriteManifests = "rewrite-manifests"
+	taskExpire           = "expire-snapshots"
+	taskMetadataFiles    = "delete-metadata-files"
+	taskOrphans          = "delete-orphan-files"
+)
+
+// allTasks lists the tasks in cycle order.
+var allTasks = []string{taskRewriteData, taskRewriteManifests, taskExpire, taskMetadataFiles, taskOrphans}
+
+// Keys the maintenance plugin declares.
+const (
+	prefix          = "maintenance."
+	keyPollInterval = "maintenance.poll.interval.ms"
+	keyTables       = "maintenance.tables"
+	keyLockLease    = "maintenance.lock.lease.ms"
+	keyMaxAttempts  = "maintenance.commit.max-attempts"
+	keyHistoryRuns  = "maintenance.history.max-runs"
+
+	// Per-task key suffixes: maintenance.<task><suffix>.
+	sfxEnabled         = ".enabled"
+	sfxCommitCount     = ".trigger.commit-count"
+	sfxDataFileCount   = ".trigger.data-file-count"
+	sfxSmallFileBytes  = ".trigger.small-file-bytes"
+	sfxDeleteFileCount = ".trigger.delete-file-count"
+	sfxSnapshotCount   = ".trigger.snapshot-count"
+	sfxManifestCount   = ".trigger.manifest-count"
+	sfxInterval        = ".trigger.interval.ms"
+	sfxMinInterval     = ".min-interval.ms"
+
+	keyTargetFileSize  = "maintenance.rewrite-data-files.target-file-size-bytes"
+	keyMinInputFiles   = "maintenance.rewrite-data-files.min-input-files"
+	keyPartialProgress = "maintenance.rewrite-data-files.partial-progress.enabled"
+	keyMaxGroups       = "maintenance.rewrite-data-files.max-concurrent-groups"
+	keySkipNewest      = "maintenance.rewrite-data-files.skip-newest.ms"
+
+	keyManifestTarget = "maintenance.rewrite-manifests.target-manifest-size-bytes"
+
+	keyExpireRetainLast = "maintenance.expire-snapshots.retain-last"
+	keyExpireMaxAge     = "maintenance.expire-snapshots.max-age.ms"
+
+	keyOrphanOlderThan = "maintenance.delete-orphan-files.older-than.ms"
+	keyOrphanDryRun    = "maintenance.delete-orphan-files.dry-run"
+
+	keyMetadataRetainLast = "maintenance.delete-metadata-files.retain-last"
+)
+
+// Keys of the sink and the host this plugin reads (declared by them).
+const (
+	keyIcebergTables  = "iceberg.tables"
+	keyDynamic        = "iceberg.tables.dynamic-enabled"
+	keyCatalogName    = lake.KeyCatalogName
+	keyCatalogNameAlt = lake.KeyCatalogNameAlt
+	keyDataDir        = lake.KeyDataDir
+)
+
+const (
+	defaultTargetFileSize = 128 << 20
+	// minOrphanAge is the shortest safety age for orphan cleanup: files
+	// of a checkpoint that is still being committed (retries, backoff)
+	// are unreferenced for that long at most, by a wide margin.
+	minOrphanAge = time.Hour
+)
+
+// taskDefaults are a task's trigger defaults, tuned for 1 s commits: the
+// default config ("maintenance": "iceberg-maintenance" alone) keeps data
+// files per partition low, manifests few and metadata small without
+// rewriting on every poll.
+type taskDefaults struct {
+	enabled                                                       bool
+	commits, dataFiles, smallBytes, deletes, snapshots, manifests int64
+	interval, minInterval                                         time.Duration
+	doc                                                           string
+}
+
+var defaults = map[string]taskDefaults{
+	taskRewriteData: {enabled: true, dataFiles: 10, deletes: 5, minInterval: 30 * time.Second,
+		doc: "bin-packs small data files of each partition into files of the target size (a replace commit)"},
+	taskRewriteManifests: {enabled: true, manifests: 20, minInterval: 5 * time.Minute,
+		doc: "rewrites the current snapshot's manifests into few, target-size ones"},
+	taskExpire: {enabled: true, snapshots: 200, interval: 10 * time.Minute, minInterval: 5 * time.Minute,
+		doc: "expires snapshots beyond retain-last that are older than max-age, never the newest snapshot of any floe connector, and deletes the files only they referenced"},
+	taskMetadataFiles: {enabled: true, interval: time.Hour, minInterval: 10 * time.Minute,
+		doc: "deletes metadata.json files older than the newest retain-last versions"},
+	taskOrphans: {enabled: true, interval: 24 * time.Hour, minInterval: time.Hour,
+		doc: "deletes files under the table location that no snapshot references and that are older than the safety age"},
+}
+
+// Spec declares the maintenance plugin's config keys. Every threshold is
+// off at 0; a task runs when any of its thresholds is met and its min
+// interval has passed since its last run on that table.
+func Spec() sdk.Spec {
+	const gGeneral = "Maintenance"
+	fields := []*sdk.Field{
+		sdk.Duration(keyPollInterval).
+			Describe("How often each table is looked at (its metadata and manifests, never its data) to decide what is due; the plugin asks for the next cycle after this long (milliseconds or a Go duration).").
+			Default("60000").Check(atLeast(time.Second)).InGroup(gGeneral).Rank(sdk.High),
+		sdk.List(keyTables).
+			Describe("Tables to look after, as namespace.table. Empty means the connector's iceberg.tables; with iceberg.tables.dynamic-enabled, also every table in those tables' namespaces (every namespace when iceberg.tables is empty) that the connector wrote to.").
+			WithExample("sales.orders,sales.refunds").Check(checkTableList).InGroup(gGeneral),
+		sdk.Duration(keyLockLease).
+			Describe("Lease of the per-table, per-task lock (in the SQL catalog's database, else a lock file under floe.data.dir); renewed every third of it while the task runs. A crashed holder's lock frees after this long.").
+			Default("60000").Check(atLeast(3 * time.Second)).InGroup(gGeneral).Rank(sdk.Low),
+		sdk.Int(keyMaxAttempts).
+			Describe("Commit attempts of a task when a concurrent commit (ingestion) moved the table: reload, re-plan, retry.").
+			Default("10").Min(1).Max(100).InGroup(gGeneral).Rank(sdk.Low),
+		sdk.Int(keyHistoryRuns).
+			Describe("Runs kept in memory and reported by Status; the history file under <floe.data.dir>/maintenance keeps the same number plus each task's last run.").
+			Default("100").Min(1).Max(10000).InGroup(gGeneral).Rank(sdk.Low),
+	}
+	for _, task := range allTasks {
+		fields = append(fields, taskFields(task)...)
+	}
+	fields = append(fields,
+		sdk.Long(keyTargetFileSize).
+			Describe("Size of compacted files in bytes. Empty means the table's write.target-file-size-bytes, else 128 MiB. Files under 75 % of it are small: they are compacted and counted by the small-file triggers.").
+			Check(atLeastInt(1<<10)).InGroup(taskRewriteData),
+		sdk.Int(keyMinInputFiles).
+			Describe("Fewest small files of one partition worth rewriting together.").
+			Default("5").Min(2).InGroup(taskRewriteData),
+		sdk.Bool(keyPartialProgress).
+			Describe("Commit each partition's rewrite on its own, so a conflict or failure in one keeps the others; false commits all groups at once.").
+			Default("true").InGroup(taskRewriteData),
+		sdk.Int(keyMaxGroups).
+			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory).").
+			Default("1").Min(1).Max(64).InGroup(taskRewriteData),
+		sdk.Duration(keySkipNewest).
+			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").
+			Default("0").Check(atLeast(0)).InGroup(taskRewriteData),
+		sdk.Long(keyManifestTarget).
+			Describe("Target size of rewritten manifests in bytes. Empty means the table's commit.manifest.target-size-bytes (8 MiB).").
+			Check(atLeastInt(1<<10)).InGroup(taskRewriteManifests),
+		sdk.Int(keyExpireRetainLast).
+			Describe("Snapshots of the main branch always kept, whatever their age. The newest snapshot of every floe connector is kept as well: recovery reads its offsets.").
+			Default("10").Min(1).InGroup(taskExpire),
+		sdk.Duration(keyExpireMaxAge).
+			Describe("Snapshots younger than this are kept (time travel window). At 1 s commits an hour is about 3,600 snapshots: lower it if metadata.json grows too large.").
+			Default("3600000").Check(atLeast(0)).InGroup(taskExpire),
+		sdk.Duration(keyOrphanOlderThan).
+			Describe("Safety age: only files older than this are orphans. It covers files of checkpoints still being committed and of commits racing the cleanup; at least 1 h.").
+			Default("259200000").Check(atLeast(minOrphanAge)).InGroup(taskOrphans),
+		sdk.Bool(keyOrphanDryRun).
+			Describe("List orphan files in the run's detail without deleting them.").
+			Default("false").InGroup(taskOrphans),
+		sdk.Int(keyMetadataRetainLast).
+			Describe("metadata.json versions kept besides the current one. Empty means the table's write.metadata.previous-versions-max (100). Older versions of the table's metadata folder are deleted; versions written after the task looked at the table are never touched.").
+			Min(1).InGroup(taskMetadataFiles),
+	)
+	return sdk.NewSpec(fields...)
+}
+
+func taskFields(task string) []*sdk.Field {
+	d := defaults[task]
+	k := func(sfx string) string { return prefix + task + sfx }
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	ms := func(v time.Duration) string { return strconv.FormatInt(v.Milliseconds(), 10) }
+	return []*sdk.Field{
+		sdk.Bool(k(sfxEnabled)).
+			Describe("Run " + task + ": " + d.doc + ".").
+			Default(strconv.FormatBool(d.enabled)).InGroup(task).Rank(sdk.High),
+		sdk.Long(k(sfxCommitCount)).
+			Describe("Trigger: commits to the table (other than maintenance's own) since the task last ran on it; 0 is off.").
+			Default(n(d.commits)).Min(0).InGroup(task),
+		sdk.Long(k(sfxDataFileCount)).
+			Describe("Trigger: live data files in the table's fullest partition; 0 is off.").
+			Default(n(d.dataFiles)).Min(0).InGroup(task),
+		sdk.Long(k(sfxSmallFileBytes)).
+			Describe("Trigger: bytes in small data files (under 75 % of the compaction target size) across the table; 0 is off.").
+			Default(n(d.smallBytes)).Min(0).InGroup(task),
+		sdk.Long(k(sfxDeleteFileCount)).
+			Describe("Trigger: live delete files (position or equality) in the table; 0 is off.").
+			Default(n(d.deletes)).Min(0).InGroup(task),
+		sdk.Long(k(sfxSnapshotCount)).
+			Describe("Trigger: snapshots in the table's metadata; 0 is off.").
+			Default(n(d.snapshots)).Min(0).InGroup(task),
+		sdk.Long(k(sfxManifestCount)).
+			Describe("Trigger: manifests of the current snapshot; 0 is off.").
+			Default(n(d.manifests)).Min(0).InGroup(task),
+		sdk.Duration(k(sfxInterval)).
+			Describe("Trigger: time since the task last ran on the table (a task that never ran is due at once); 0 is off.").
+			Default(ms(d.interval)).Check(atLeast(0)).InGroup(task),
+		sdk.Duration(k(sfxMinInterval)).
+			Describe("Shortest time between two runs of the task on one table, whatever the triggers say (a forced run ignores it).").
+			Default(ms(d.minInterval)).Check(atLeast(0)).InGroup(task),
+	}
+}
+
+func atLeast(min time.Duration) func(string) error {
+	return func(v string) error {
+		d, err := sdk.ParseDuration(v)
+		if err == nil && d < min {
+			return fmt.Errorf("must be at least %s", min)
+		}
+		return nil
+	}
+}
+
+func atLeastInt(min int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err == nil && n < min {
+			return fmt.Errorf("must be at least %d", min)
+		}
+		return nil
+	}
+}
+
+func checkTableList(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if _, err := parseTableName(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseTableName splits namespace.table (the namespace may have several
+// levels: a.b.table).
+func parseTableName(s string) (table.Identifier, error) {
+	parts := strings.Split(strings.TrimSpace(s), ".")
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("table %q: expected namespace.table", s)
+	}
+	for _, p := range parts {
+		if p == "" || strings.ContainsAny(p, " \t/\\") {
+			return nil, fmt.Errorf("table %q: expected namespace.table (names without blanks or slashes)", s)
+		}
+	}
+	return parts, nil
+}
+
+// thresholds are one task's triggers; a zero threshold is off.
+type thresholds struct {
+	commitCount, dataFileCount, smallFileBytes, deleteFileCount, snapshotCount, manifestCount int64
+	interval, minInterval                                                                     time.Duration
+}
+
+// settings is the parsed config.
+type settings struct {
+	connector    string
+	dataDir      string
+	catalogName  string
+	pollInterval time.Duration
+	lockLease    time.Duration
+	maxAttempts  int
+	historyRuns  int
+
+	// tables are explicit tables; dynamic adds tables the connector wrote
+	// to in namespaces (all namespaces when namespaces is empty).
+	tables     []string
+	dynamic    bool
+	namespaces []string
+
+	enabled  map[string]bool
+	triggers map[string]thresholds
+
+	targetFileSize  int64 // 0: the table's
+	minInputFiles   int
+	partialProgress bool
+	maxGroups       int
+	skipNewest      time.Duration
+
+	manifestTarget int64 // 0: the table's
+
+	retainLast int
+	maxAge     time.Duration
+
+	orphanAge    time.Duration
+	orphanDryRun bool
+
+	metadataRetain int // 0: the table's
+}
+
+// parseSettings validates the connector config against Spec and reads it.
+// Errors name the key.
+func parseSettings(connector string, cfg sdk.Config) (settings, error) {
+	spec := Spec()
+	raw := cfg.Map()
+	if errs := spec.Validate(raw); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return settings{}, fmt.Errorf("iceberg-maintenance: invalid config: %s", strings.Join(msgs, "; "))
+	}
+	cfg = spec.Config(raw)
+	s := settings{
+		connector:       connector,
+		dataDir:         strings.TrimSpace(cfg.String(keyDataDir)),
+		catalogName:     strings.TrimSpace(cfg.String(keyCatalogName)),
+		pollInterval:    cfg.Duration(keyPollInterval),
+		lockLease:       cfg.Duration(keyLockLease),
+		maxAttempts:     cfg.Int(keyMaxAttempts),
+		historyRuns:     cfg.Int(keyHistoryRuns),
+		dynamic:         cfg.Bool(keyDynamic),
+		enabled:         map[string]bool{},
+		triggers:        map[string]thresholds{},
+		targetFileSize:  cfg.Int64(keyTargetFileSize),
+		minInputFiles:   cfg.Int(keyMinInputFiles),
+		partialProgress: cfg.Bool(keyPartialProgress),
+		maxGroups:       cfg.Int(keyMaxGroups),
+		skipNewest:      cfg.Duration(keySkipNewest),
+		manifestTarget:  cfg.Int64(keyManifestTarget),
+		retainLast:      cfg.Int(keyExpireRetainLast),
+		maxAge:          cfg.Duration(keyExpireMaxAge),
+		orphanAge:       cfg.Duration(keyOrphanOlderThan),
+		orphanDryRun:    cfg.Bool(keyOrphanDryRun),
+		metadataRetain:  cfg.Int(keyMetadataRetainLast),
+	}
+	if s.catalogName == "" {
+		s.catalogName = strings.TrimSpace(cfg.String(keyCatalogNameAlt))
+	}
+	if s.catalogName == "" {
+		s.catalogName = lake.DefaultCatalogName
+	}
+	for _, task := range allTasks {
+		k := func(sfx string) string { return prefix + task + sfx }
+		s.enabled[task] = cfg.Bool(k(sfxEnabled))
+		s.triggers[task] = thresholds{
+			commitCount:     cfg.Int64(k(sfxCommitCount)),
+			dataFileCount:   cfg.Int64(k(sfxDataFileCount)),
+			smallFileBytes:  cfg.Int64(k(sfxSmallFileBytes)),
+			deleteFileCount: cfg.Int64(k(sfxDeleteFileCount)),
+			snapshotCount:   cfg.Int64(k(sfxSnapshotCount)),
+			manifestCount:   cfg.Int64(k(sfxManifestCount)),
+			interval:        cfg.Duration(k(sfxInterval)),
+			minInterval:     cfg.Duration(k(sfxMinInterval)),
+		}
+	}
+
+	explicit := cfg.List(keyTables)
+	if len(explicit) > 0 {
+		s.dynamic = false // an explicit list is the whole list
+	} else {
+		explicit = cfg.List(keyIcebergTables)
+	}
+	seen := map[string]bool{}
+	for _, t := range explicit {
+		id, err := parseTableName(t)
+		if err != nil {
+			return settings{}, fmt.Errorf("iceberg-maintenance: tables: %w", err)
+		}
+		name := strings.Join(id, ".")
+		if !seen[name] {
+			seen[name] = true
+			s.tables = append(s.tables, name)
+		}
+		if ns := strings.Join(id[:len(id)-1], "."); s.dynamic && !slices.Contains(s.namespaces, ns) {
+			s.namespaces = append(s.namespaces, ns)
+		}
+	}
+	if len(s.tables) == 0 && !s.dynamic {
+		return settings{}, fmt.Errorf("iceberg-maintenance: no tables to look after: set %s (or the sink's %s)", keyTables, keyIcebergTables)
+	}
+	return s, nil
+}
+
+// targetSize is the compaction target of tbl: the configured size, else
+// the table's write.target-file-size-bytes, else 128 MiB.
+func (s settings) targetSize(props map[string]string) int64 {
+	if s.targetFileSize > 0 {
+		return s.targetFileSize
+	}
+	if v, err := strconv.ParseInt(strings.TrimSpace(props[table.WriteTargetFileSizeBytesKey]), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return defaultTargetFileSize
+}
+
+// smallFileLimit is the size under which a data file is small: the
+// compaction planner's own minimum (75 % of the target).
+func smallFileLimit(target int64) int64 { return target * 3 / 4 }

@@ -1,0 +1,70 @@
+package maintenance
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floehq/floe/sdk"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	s, err := parseSettings("orders", sdk.NewConfig(map[string]string{keyIcebergTables: "sales.orders, sales.refunds", keyDataDir: "/d"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.pollInterval != time.Minute || s.retainLast != 10 || s.maxAge != time.Hour || s.orphanAge != 72*time.Hour ||
+		s.minInputFiles != 5 || !s.partialProgress || s.maxGroups != 1 || s.orphanDryRun || s.catalogName != "floe" {
+		t.Errorf("defaults: %+v", s)
+	}
+	if strings.Join(s.tables, ",") != "sales.orders,sales.refunds" {
+		t.Errorf("tables %v", s.tables)
+	}
+	for _, task := range allTasks {
+		if !s.enabled[task] {
+			t.Errorf("%s off by default", task)
+		}
+	}
+	if th := s.triggers[taskRewriteData]; th.dataFileCount != 10 || th.minInterval != 30*time.Second {
+		t.Errorf("rewrite triggers: %+v", th)
+	}
+	if got := s.targetSize(map[string]string{"write.target-file-size-bytes": "1048576"}); got != 1<<20 {
+		t.Errorf("target from the table: %d", got)
+	}
+	if got := s.targetSize(nil); got != 128<<20 {
+		t.Errorf("default target: %d", got)
+	}
+	// Every key has docs.
+	for _, f := range Spec().Fields() {
+		if f.Doc == "" || !strings.HasPrefix(f.Name, prefix) {
+			t.Errorf("key %q: doc %q", f.Name, f.Doc)
+		}
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	for key, val := range map[string]string{
+		keyPollInterval:    "10",
+		keyOrphanOlderThan: "60000",
+		"maintenance.rewrite-data-files.trigger.data-file-count": "-1",
+		"maintenance.expire-snapshots.enabled":                   "maybe",
+		keyMinInputFiles:                                         "1",
+		keyTables:                                                "orders",
+	} {
+		_, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", key: val}))
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: %v", key, val, err)
+		}
+	}
+	if _, err := parseSettings("c", sdk.NewConfig(nil)); err == nil || !strings.Contains(err.Error(), keyTables) {
+		t.Errorf("no tables: %v", err)
+	}
+	s, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyTables: "x.y", keyDynamic: "true"}))
+	if err != nil || strings.Join(s.tables, ",") != "x.y" || s.dynamic {
+		t.Errorf("override: %+v %v", s.tables, err)
+	}
+	s, err = parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b,a.c,d.e", keyDynamic: "true"}))
+	if err != nil || strings.Join(s.namespaces, ",") != "a,d" || !s.dynamic {
+		t.Errorf("dynamic: %+v %v", s.namespaces, err)
+	}
+}

@@ -1,0 +1,72 @@
+// Package maintenance is floe's iceberg-maintenance plugin: it keeps a
+// connector's Iceberg tables fast to query while ingestion commits every
+// second. It runs in its own process (binary
+// cmd/floe-plugin-iceberg-maintenance), with the CPU and memory limits the
+// host sets from the connector's process.maintenance.cpus and .memory
+// (GOMAXPROCS, GOMEMLIMIT), either inside a running connector
+// ("maintenance": "iceberg-maintenance") or alone with `floe maintain
+// <connector.json> [--once]`. Ingestion never waits for it.
+//
+// # Which tables
+//
+// maintenance.tables when set; otherwise the connector's iceberg.tables,
+// and with iceberg.tables.dynamic-enabled also every table in those
+// tables' namespaces (every namespace when iceberg.tables is empty) that
+// carries the sink's floe.connector.<name> marker or a snapshot of the
+// connector. A listed table that does not exist yet is skipped.
+//
+// # Monitor, triggers, lock
+//
+// Each Cycle is the Flink maintenance model: a monitor, a trigger manager
+// and tasks. The monitor reads each table's metadata (never its data):
+// snapshots since the previous cycle, commits and added files and bytes
+// from the snapshot summaries, and, from the current manifests (each read
+// once, cached by path), data files, small files and bytes per partition,
+// delete files, manifests, and the metadata.json size. Status reports the
+// same as sdk.TableHealth.
+//
+// The trigger manager decides per table and task: a task is due when any
+// of its thresholds (maintenance.<task>.trigger.commit-count,
+// .data-file-count, .small-file-bytes, .delete-file-count,
+// .snapshot-count, .manifest-count, .interval.ms; 0 is off) is met and
+// its .min-interval.ms has passed since its last run there. The first
+// threshold met is the run's trigger ("data-file-count 57 ≥ 50").
+//
+// A due task runs under a per-table, per-task lease. When the catalog's
+// opener hands over the SQL catalog's database (SQLite or Postgres), the
+// lease is a row of floe_maintenance_locks next to iceberg_tables, taken
+// with one atomic INSERT … ON CONFLICT DO UPDATE … WHERE expired and
+// renewed every third of maintenance.lock.lease.ms while the task runs, so
+// two maintenance instances on any host never run one task on one table
+// at once. Otherwise the lease is a flock'ed file under
+// <floe.data.dir>/maintenance/locks, which excludes instances on one host
+// only. Package lake does not expose the catalog's database yet, so the
+// built plugin uses lock files for now. Once it holds the lock the task
+// decides again on a freshly loaded table: the previous holder may have
+// done the work.
+//
+// # Tasks
+//
+// In cycle order: rewrite-data-files (bin-pack each partition's small
+// files into target-size files, partial progress per partition),
+// rewrite-manifests, expire-snapshots (retain-last and max-age; never the
+// newest snapshot of any floe connector, whose offsets recovery reads; the
+// files only expired snapshots referenced are deleted), delete-metadata-
+// files, delete-orphan-files (older than a safety age, default 3 days).
+// None of them changes a row: compaction reads rows with their deletes
+// applied and writes them back, the others touch only metadata and
+// unreferenced files.
+//
+// Every commit retries around ingestion: a commit that finds the branch
+// moved is replayed by iceberg-go on the fresh head right after the next
+// ingestion commit lands (see replayCatalog), and re-planned from scratch
+// if that keeps failing. A data file to replace that another rewrite
+// removed stops the replay; compaction then drops that group.
+//
+// # History
+//
+// The last maintenance.history.max-runs runs (default 100) are kept in
+// memory for Status and appended as JSON lines to
+// <floe.data.dir>/maintenance/<connector>.jsonl, so `floe maintain` runs
+// and restarts share the history and the min intervals.
+package maintenance

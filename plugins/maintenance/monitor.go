@@ -1,0 +1,300 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// TableChange is what the monitor saw of one table: what changed since the
+// previous cycle and the table's current shape. It reads only metadata:
+// the metadata.json, snapshot summaries, the manifest list and the
+// manifests (each manifest once: manifests never change, so their counts
+// are cached by path).
+type TableChange struct {
+	Table string
+	// Tbl is the table as loaded; tasks plan on it.
+	Tbl *table.Table
+
+	// Since the previous cycle (the first cycle counts all snapshots).
+	NewSnapshots   int64
+	NewCommits     int64 // snapshots other than maintenance's and other rewrites
+	AddedDataFiles int64
+	AddedBytes     int64
+
+	// Current shape.
+	Snapshots     int64
+	Manifests     int64
+	DataFiles     int64
+	DataBytes     int64
+	Records       int64
+	SmallFiles    int64
+	SmallBytes    int64
+	DeleteFiles   int64
+	MetadataBytes int64
+	LastCommit    time.Time
+	// Partitions holds per-partition data-file counts; MaxPartition is the
+	// fullest partition ("" for an unpartitioned table).
+	Partitions        map[string]partitionStats
+	MaxPartition      string
+	MaxPartitionFiles int64
+	// SmallLimit is the size under which a data file counted as small.
+	SmallLimit int64
+}
+
+// Health is the change as sdk.TableHealth.
+func (c TableChange) Health() sdk.TableHealth {
+	return sdk.TableHealth{
+		Table: c.Table, Snapshots: c.Snapshots, DataFiles: c.DataFiles, SmallFiles: c.SmallFiles,
+		DeleteFiles: c.DeleteFiles, DataBytes: c.DataBytes, Records: c.Records, Manifests: c.Manifests,
+		MetadataBytes: c.MetadataBytes, LastCommit: c.LastCommit,
+	}
+}
+
+// partitionStats counts one partition's live data files.
+type partitionStats struct {
+	Files, Bytes, SmallFiles, SmallBytes, Records int64
+}
+
+// manifestStats is what one manifest holds, by partition.
+type manifestStats struct {
+	parts       map[string]partitionStats
+	deleteFiles int64
+}
+
+// tableCache is the monitor's memory of one table.
+type tableCache struct {
+	smallLimit int64
+	manifests  map[string]*manifestStats
+	// seq is the sequence number of the head at the previous cycle.
+	seq int64
+}
+
+// monitor observes tables. Cycle and Status may use it at once.
+type monitor struct {
+	mu     sync.Mutex
+	tables map[string]*tableCache
+}
+
+func newMonitor() *monitor { return &monitor{tables: map[string]*tableCache{}} }
+
+// observe loads table name and measures it. advance moves the "since the
+// previous cycle" cursor (a cycle does; Status does not).
+func (m *monitor) observe(ctx context.Context, cat catalog.Catalog, s settings, name string, advance bool) (TableChange, error) {
+	id, err := parseTableName(name)
+	if err != nil {
+		return TableChange{}, err
+	}
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return TableChange{}, fmt.Errorf("load table %s: %w", name, err)
+	}
+	return m.measure(ctx, s, name, tbl, advance)
+}
+
+// measure measures a loaded table.
+func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *table.Table, advance bool) (TableChange, error) {
+	meta := tbl.Metadata()
+	ch := TableChange{Table: name, Tbl: tbl, Partitions: map[string]partitionStats{}}
+	ch.SmallLimit = smallFileLimit(s.targetSize(meta.Properties()))
+
+	m.mu.Lock()
+	tc := m.tables[name]
+	if tc == nil || tc.smallLimit != ch.SmallLimit {
+		tc = &tableCache{smallLimit: ch.SmallLimit, manifests: map[string]*manifestStats{}, seq: -1}
+		if old := m.tables[name]; old != nil {
+			tc.seq = old.seq
+		}
+		m.tables[name] = tc
+	}
+	cursor := tc.seq
+	m.mu.Unlock()
+
+	snaps := meta.Snapshots()
+	ch.Snapshots = int64(len(snaps))
+	var headSeq int64
+	for _, sn := range snaps {
+		headSeq = max(headSeq, sn.SequenceNumber)
+		if sn.SequenceNumber <= cursor {
+			continue
+		}
+		ch.NewSnapshots++
+		if isMaintenanceSnapshot(&sn) {
+			continue
+		}
+		ch.NewCommits++
+		if sn.Summary != nil {
+			ch.AddedDataFiles += summaryInt(sn.Summary.Properties, "added-data-files")
+			ch.AddedBytes += summaryInt(sn.Summary.Properties, "added-files-size")
+		}
+	}
+
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return ch, fmt.Errorf("table %s: open file IO: %w", name, err)
+	}
+	if size, err := fileSize(fs, tbl.MetadataLocation()); err == nil {
+		ch.MetadataBytes = size
+	}
+	head := meta.CurrentSnapshot()
+	if head != nil {
+		ch.LastCommit = time.UnixMilli(head.TimestampMs).UTC()
+		manifests, err := head.Manifests(fs)
+		if err != nil {
+			return ch, fmt.Errorf("table %s: read manifest list of snapshot %d: %w", name, head.SnapshotID, err)
+		}
+		ch.Manifests = int64(len(manifests))
+		specs := specsByID(meta)
+		live := make(map[string]*manifestStats, len(manifests))
+		for _, mf := range manifests {
+			m.mu.Lock()
+			st := tc.manifests[mf.FilePath()]
+			m.mu.Unlock()
+			if st == nil {
+				if st, err = readManifestStats(fs, mf, specs, ch.SmallLimit); err != nil {
+					return ch, fmt.Errorf("table %s: %w", name, err)
+				}
+			}
+			live[mf.FilePath()] = st
+			ch.DeleteFiles += st.deleteFiles
+			for k, p := range st.parts {
+				q := ch.Partitions[k]
+				q.Files += p.Files
+				q.Bytes += p.Bytes
+				q.SmallFiles += p.SmallFiles
+				q.SmallBytes += p.SmallBytes
+				q.Records += p.Records
+				ch.Partitions[k] = q
+			}
+		}
+		m.mu.Lock()
+		tc.manifests = live // forget manifests the head no longer lists
+		m.mu.Unlock()
+	}
+	keys := make([]string, 0, len(ch.Partitions))
+	for k := range ch.Partitions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := ch.Partitions[k]
+		ch.DataFiles += p.Files
+		ch.DataBytes += p.Bytes
+		ch.SmallFiles += p.SmallFiles
+		ch.SmallBytes += p.SmallBytes
+		ch.Records += p.Records
+		if p.Files > ch.MaxPartitionFiles {
+			ch.MaxPartition, ch.MaxPartitionFiles = k, p.Files
+		}
+	}
+	if advance {
+		m.mu.Lock()
+		tc.seq = headSeq
+		m.mu.Unlock()
+	}
+	return ch, nil
+}
+
+// readManifestStats counts the live entries of one manifest.
+func readManifestStats(fs iceio.IO, mf iceberg.ManifestFile, specs map[int]iceberg.PartitionSpec, smallLimit int64) (*manifestStats, error) {
+	st := &manifestStats{parts: map[string]partitionStats{}}
+	entries, err := mf.FetchEntries(fs, true)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", mf.FilePath(), err)
+	}
+	for _, e := range entries {
+		df := e.DataFile()
+		if df.ContentType() != iceberg.EntryContentData {
+			st.deleteFiles++
+			continue
+		}
+		k := partitionKey(df, specs)
+		p := st.parts[k]
+		p.Files++
+		p.Bytes += df.FileSizeBytes()
+		p.Records += df.Count()
+		if df.FileSizeBytes() < smallLimit {
+			p.SmallFiles++
+			p.SmallBytes += df.FileSizeBytes()
+		}
+		st.parts[k] = p
+	}
+	return st, nil
+}
+
+func specsByID(meta table.Metadata) map[int]iceberg.PartitionSpec {
+	out := map[int]iceberg.PartitionSpec{}
+	for _, s := range meta.PartitionSpecs() {
+		out[s.ID()] = s
+	}
+	return out
+}
+
+// partitionKey names a data file's partition as name=value/… ("" when
+// the table is unpartitioned).
+func partitionKey(df iceberg.DataFile, specs map[int]iceberg.PartitionSpec) string {
+	values := df.Partition()
+	if len(values) == 0 {
+		return ""
+	}
+	spec, ok := specs[int(df.SpecID())]
+	if !ok {
+		ids := make([]int, 0, len(values))
+		for id := range values {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = fmt.Sprintf("%d=%v", id, values[id])
+		}
+		return strings.Join(parts, "/")
+	}
+	var parts []string
+	for _, f := range spec.Fields() {
+		parts = append(parts, fmt.Sprintf("%s=%v", f.Name, values[f.FieldID]))
+	}
+	return strings.Join(parts, "/")
+}
+
+// isMaintenanceSnapshot reports a snapshot that rewrote files rather than
+// committing new rows: maintenance's own, or another engine's rewrite.
+func isMaintenanceSnapshot(s *table.Snapshot) bool {
+	if s.Summary == nil {
+		return false
+	}
+	if _, ok := s.Summary.Properties[summaryMaintenance]; ok {
+		return true
+	}
+	return s.Summary.Operation == table.OpReplace
+}
+
+func summaryInt(props iceberg.Properties, key string) int64 {
+	n, _ := strconv.ParseInt(props[key], 10, 64)
+	return n
+}
+
+// fileSize stats one file through the table's IO.
+func fileSize(fs iceio.IO, path string) (int64, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package maintenance
+
+const raceDetector = false

@@ -1,0 +1,395 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+)
+
+// rewriteData bin-packs the small data files of each partition into files
+// of the target size and commits each partition's rewrite as a replace
+// snapshot (or all at once without partial progress). Compaction reads the
+// rows with their deletes applied and writes them back unchanged, so the
+// table's rows are the same before and after; a concurrent ingestion
+// commit only makes the replace re-apply on the fresh table.
+func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
+	tbl := env.ch.Tbl
+	out := outcome{filesBefore: env.ch.DataFiles, bytesBefore: env.ch.DataBytes, filesAfter: env.ch.DataFiles, bytesAfter: env.ch.DataBytes}
+	if tbl.CurrentSnapshot() == nil {
+		out.detail = "empty table"
+		return out, nil
+	}
+	target := env.s.targetSize(tbl.Properties())
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes = target
+	cfg.MinFileSizeBytes = smallFileLimit(target)
+	cfg.MaxFileSizeBytes = target * 9 / 5
+	cfg.MinInputFiles = uint(env.s.minInputFiles)
+
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return out, fmt.Errorf("plan files: %w", err)
+	}
+	skipped := 0
+	if env.s.skipNewest > 0 {
+		recent, err := recentFiles(ctx, tbl, env.now.Add(-env.s.skipNewest))
+		if err != nil {
+			return out, err
+		}
+		kept := tasks[:0]
+		for _, t := range tasks {
+			if recent[t.File.FilePath()] {
+				skipped++
+				continue
+			}
+			kept = append(kept, t)
+		}
+		tasks = kept
+	}
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return out, fmt.Errorf("plan compaction: %w", err)
+	}
+	if len(plan.Groups) == 0 {
+		out.detail = fmt.Sprintf("nothing to rewrite: no partition has %d small files (under %s)", env.s.minInputFiles, bytesIEC(cfg.MinFileSizeBytes))
+		if skipped > 0 {
+			out.detail += fmt.Sprintf("; %d files newer than %s left alone", skipped, env.s.skipNewest)
+		}
+		return out, nil
+	}
+	var inFiles int
+	var inBytes int64
+	for _, g := range plan.Groups {
+		inFiles += len(g.Tasks)
+		inBytes += g.TotalSizeBytes
+	}
+	if env.dryRun {
+		out.filesAfter = out.filesBefore - int64(inFiles) + int64(plan.EstOutputFiles)
+		out.detail = fmt.Sprintf("dry run: would rewrite %d files (%s) in %d partition group(s) into about %d file(s) of up to %s",
+			inFiles, bytesIEC(inBytes), len(plan.Groups), plan.EstOutputFiles, bytesIEC(target))
+		return out, nil
+	}
+
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return out, fmt.Errorf("open file IO: %w", err)
+	}
+	rw := &rewriter{env: env, planned: tbl, fs: fs, target: target}
+	specs := specsByID(tbl.Metadata())
+	groups := make([]table.CompactionTaskGroup, len(plan.Groups))
+	for i, g := range plan.Groups {
+		// The planner's key is opaque; name the group by its partition.
+		groups[i] = table.CompactionTaskGroup{PartitionKey: partitionKey(g.Tasks[0].File, specs), Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
+	}
+	runErr := rw.run(ctx, groups)
+
+	out.filesAfter = out.filesBefore - int64(rw.removedFiles) + int64(rw.addedFiles)
+	out.bytesAfter = out.bytesBefore - rw.removedBytes + rw.addedBytes
+	out.detail = fmt.Sprintf("rewrote %d file(s) (%s) into %d (%s) in %d of %d partition group(s), %d commit(s), %d conflict retr%s",
+		rw.removedFiles, bytesIEC(rw.removedBytes), rw.addedFiles, bytesIEC(rw.addedBytes),
+		rw.committedGroups, len(groups), rw.commits, rw.retries, plural(rw.retries, "y", "ies"))
+	if rw.droppedGroups > 0 {
+		out.detail += fmt.Sprintf("; %d group(s) dropped: a concurrent rewrite replaced their files", rw.droppedGroups)
+	}
+	if skipped > 0 {
+		out.detail += fmt.Sprintf("; %d file(s) newer than %s left alone", skipped, env.s.skipNewest)
+	}
+	if env.ch.MaxPartition != "" || env.ch.MaxPartitionFiles > 0 {
+		out.detail += fmt.Sprintf("; fullest partition before: %s (%d files)", partitionLabel(env.ch.MaxPartition), env.ch.MaxPartitionFiles)
+	}
+	return out, runErr
+}
+
+// rewriter executes planned groups and commits their results.
+type rewriter struct {
+	env     runEnv
+	planned *table.Table
+	fs      iceio.IO
+	target  int64
+
+	commitMu sync.Mutex
+	// Totals of what was committed.
+	removedFiles, addedFiles int
+	removedBytes, addedBytes int64
+	committedGroups, commits int
+	retries, droppedGroups   int
+	errs                     []error
+}
+
+// run executes the groups, env.s.maxGroups at a time, and commits them:
+// each batch as it completes with partial progress, all together at the
+// end without.
+func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup) error {
+	var pending []table.CompactionGroupResult
+	for start := 0; start < len(groups); start += rw.env.s.maxGroups {
+		if err := ctx.Err(); err != nil {
+			rw.discard(pending)
+			return errors.Join(append(rw.errs, context.Cause(ctx))...)
+		}
+		batch := groups[start:min(start+rw.env.s.maxGroups, len(groups))]
+		results := make([]table.CompactionGroupResult, len(batch))
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for i, g := range batch {
+			wg.Go(func() {
+				results[i], errs[i] = table.ExecuteCompactionGroup(ctx, rw.planned, g, table.WithCompactionTargetFileSize(rw.target))
+			})
+		}
+		wg.Wait()
+		var done []table.CompactionGroupResult
+		for i, err := range errs {
+			if err != nil {
+				rw.discard(results[i : i+1])
+				rw.errs = append(rw.errs, fmt.Errorf("partition %s: %w", partitionLabel(batch[i].PartitionKey), err))
+				continue
+			}
+			if len(results[i].OldDataFiles) > 0 && len(results[i].NewDataFiles) > 0 {
+				done = append(done, results[i])
+			}
+		}
+		if !rw.env.s.partialProgress {
+			pending = append(pending, done...)
+			if len(rw.errs) > 0 {
+				rw.discard(pending) // all or nothing
+				return errors.Join(rw.errs...)
+			}
+			continue
+		}
+		for _, r := range done {
+			rw.commit(ctx, []table.CompactionGroupResult{r})
+		}
+	}
+	if len(pending) > 0 {
+		rw.commit(ctx, pending)
+	}
+	return errors.Join(rw.errs...)
+}
+
+// commit commits results as one replace snapshot, re-applying it on a
+// fresh table after each conflict. Before each attempt it checks the fresh
+// table: a group whose old files a concurrent rewrite replaced is dropped
+// (its new files deleted), and a group whose new files are already live
+// (an earlier attempt whose answer was lost) counts as committed.
+func (rw *rewriter) commit(ctx context.Context, results []table.CompactionGroupResult) {
+	rw.commitMu.Lock()
+	defer rw.commitMu.Unlock()
+	fresh, err := rw.env.cat.LoadTable(ctx, rw.planned.Identifier())
+	if err != nil {
+		rw.discard(results)
+		rw.errs = append(rw.errs, fmt.Errorf("reload before commit: %w", err))
+		return
+	}
+	var committed []table.CompactionGroupResult
+	attempt := func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+		toCommit, already, dropped, err := rw.recheck(ctx, tbl, results)
+		if err != nil {
+			return nil, err
+		}
+		committed = already
+		rw.discard(dropped)
+		rw.droppedGroups += len(dropped)
+		results = toCommit
+		if len(toCommit) == 0 {
+			return tbl, nil
+		}
+		txn := tbl.NewTransaction()
+		rewrite := txn.NewRewrite(iceberg.Properties{summaryMaintenance: taskRewriteData, summaryMaintenance + ".owner": rw.env.owner})
+		for _, r := range toCommit {
+			rewrite.ApplyResult(r)
+		}
+		if err := rewrite.Commit(ctx); err != nil {
+			return nil, err
+		}
+		out, err := txn.Commit(ctx)
+		if err != nil {
+			return out, err
+		}
+		committed = append(committed, toCommit...)
+		rw.commits++
+		return out, nil
+	}
+	_, retries, err := rw.env.retry.run(ctx, fresh, attempt)
+	rw.retries += retries
+	for _, r := range committed {
+		rw.committedGroups++
+		rw.removedFiles += len(r.OldDataFiles)
+		rw.addedFiles += len(r.NewDataFiles)
+		rw.removedBytes += r.BytesBefore
+		rw.addedBytes += r.BytesAfter
+	}
+	if err != nil {
+		if isConflict(err) {
+			// Nothing of this attempt was committed: its files are ours to delete.
+			rw.discard(results)
+		}
+		// Otherwise the commit's fate is unknown: leave the files; if
+		// they were not committed, orphan cleanup deletes them later.
+		rw.errs = append(rw.errs, fmt.Errorf("commit: %w", err))
+	}
+}
+
+// recheck sorts results against tbl's live files.
+func (rw *rewriter) recheck(ctx context.Context, tbl *table.Table, results []table.CompactionGroupResult) (toCommit, already, dropped []table.CompactionGroupResult, err error) {
+	if onlyAppendsSince(tbl, rw.planned.CurrentSnapshot().SnapshotID) {
+		return results, nil, nil, nil
+	}
+	live, err := liveDataFiles(ctx, tbl)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, r := range results {
+		switch {
+		case allLive(live, r.NewDataFiles):
+			already = append(already, r)
+		case allLive(live, r.OldDataFiles):
+			toCommit = append(toCommit, r)
+		default:
+			dropped = append(dropped, r)
+		}
+	}
+	return toCommit, already, dropped, nil
+}
+
+// discard deletes the new files of results that will not be committed.
+func (rw *rewriter) discard(results []table.CompactionGroupResult) {
+	for _, r := range results {
+		for _, df := range r.NewDataFiles {
+			if err := rw.fs.Remove(df.FilePath()); err != nil {
+				rw.env.log.Debug("cannot delete an uncommitted compaction output; orphan cleanup will", "file", df.FilePath(), "error", err)
+			}
+		}
+	}
+}
+
+// onlyAppendsSince reports whether every snapshot of tbl's main branch
+// after snapshot id is an append: then no data file live at id was removed
+// since, and none of maintenance's rewrites committed.
+func onlyAppendsSince(tbl *table.Table, id int64) bool {
+	head := tbl.CurrentSnapshot()
+	if head == nil {
+		return false
+	}
+	for _, s := range table.AncestorsOf(head.SnapshotID, tbl.Metadata().SnapshotByID) {
+		if s.SnapshotID == id {
+			return true
+		}
+		if s.Summary == nil || s.Summary.Operation != table.OpAppend {
+			return false
+		}
+	}
+	return false // id is not an ancestor (expired, or another branch of history)
+}
+
+// liveDataFiles returns the paths of the data files live in tbl's head.
+func liveDataFiles(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
+	live := map[string]bool{}
+	head := tbl.CurrentSnapshot()
+	if head == nil {
+		return live, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := head.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list: %w", err)
+	}
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			live[e.DataFile().FilePath()] = true
+		}
+	}
+	return live, nil
+}
+
+func allLive(live map[string]bool, files []iceberg.DataFile) bool {
+	for _, f := range files {
+		if !live[f.FilePath()] {
+			return false
+		}
+	}
+	return len(files) > 0
+}
+
+// recentFiles returns the data files of tbl's head added at or after
+// cutoff. Manifests written before cutoff are not read: they can only
+// list older files.
+func recentFiles(ctx context.Context, tbl *table.Table, cutoff time.Time) (map[string]bool, error) {
+	recent := map[string]bool{}
+	head := tbl.CurrentSnapshot()
+	if head == nil {
+		return recent, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := head.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list: %w", err)
+	}
+	meta := tbl.Metadata()
+	newer := func(id int64) bool {
+		s := meta.SnapshotByID(id)
+		return s == nil || s.TimestampMs >= cutoff.UnixMilli()
+	}
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData || !newer(m.SnapshotID()) {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			if newer(e.SnapshotID()) {
+				recent[e.DataFile().FilePath()] = true
+			}
+		}
+	}
+	return recent, nil
+}
+
+// partitionLabel prints a partition key.
+func partitionLabel(k string) string {
+	if k == "" {
+		return "(unpartitioned)"
+	}
+	return k
+}
+
+// bytesIEC prints a byte count.
+func bytesIEC(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

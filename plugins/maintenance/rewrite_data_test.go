@@ -1,0 +1,160 @@
+package maintenance
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// TestCompactionKeepsRows: 200 tiny floe commits over 4 partitions, then
+// compaction: every partition ends with one file, and the rows and their
+// checksum are the same.
+func TestCompactionKeepsRows(t *testing.T) {
+	runBackends(t, func(t *testing.T, b backend) {
+		cat := b.catalog(t)
+		createTable(t, cat, "db.events", nil)
+		w := newWriter(cat, "db.events", "orders")
+		n := fill(t, w, 200, 5, 4)
+		before := scan(t, cat, "db.events")
+		before.checkExactly(t, n)
+		sh := shape(t, cat, "db.events")
+		if sh.DataFiles != 800 || sh.MaxPartitionFiles != 200 {
+			t.Fatalf("before: %d files, %d in the fullest partition; want 800 and 200", sh.DataFiles, sh.MaxPartitionFiles)
+		}
+
+		tk := b.openTask(t, b.config("db.events"))
+		res := cycle(t, tk, sdk.CycleRequest{})
+		runs := runsOf(res.Runs, taskRewriteData)
+		if len(runs) != 1 {
+			t.Fatalf("rewrite runs = %+v", res.Runs)
+		}
+		r := runs[0]
+		if r.Trigger != "data-file-count 200 ≥ 10" || r.FilesBefore != 800 || r.FilesAfter != 4 {
+			t.Errorf("run = %+v; want trigger data-file-count 200 ≥ 10, files 800 → 4", r)
+		}
+		t.Logf("compaction: %s", r.Detail)
+
+		after := scan(t, cat, "db.events")
+		after.checkExactly(t, n)
+		if after.checksum != before.checksum {
+			t.Fatalf("checksum %x → %x", before.checksum, after.checksum)
+		}
+		sh = shape(t, cat, "db.events")
+		if sh.DataFiles != 4 || sh.MaxPartitionFiles != 1 {
+			t.Fatalf("after: %d files, %d in the fullest partition; want 4 and 1", sh.DataFiles, sh.MaxPartitionFiles)
+		}
+		// Nothing is due right after: the partitions are compact and the
+		// min interval has not passed.
+		if res := cycle(t, tk, sdk.CycleRequest{}); len(runsOf(res.Runs, taskRewriteData)) != 0 {
+			t.Errorf("second cycle rewrote again: %+v", res.Runs)
+		}
+	})
+}
+
+// TestCompactionDryRunCommitsNothing plans without writing.
+func TestCompactionDryRunCommitsNothing(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.catalog(t)
+	createTable(t, cat, "db.events", nil)
+	fill(t, newWriter(cat, "db.events", "orders"), 30, 4, 2)
+	before := shape(t, cat, "db.events")
+	tk := b.openTask(t, b.config("db.events"))
+	res := cycle(t, tk, sdk.CycleRequest{DryRun: true, Force: []string{"all"}})
+	if len(res.Runs) != len(allTasks) {
+		t.Fatalf("runs = %+v", res.Runs)
+	}
+	after := shape(t, cat, "db.events")
+	if after.Tbl.CurrentSnapshot().SnapshotID != before.Tbl.CurrentSnapshot().SnapshotID || after.DataFiles != before.DataFiles ||
+		after.Snapshots != before.Snapshots || after.Tbl.MetadataLocation() != before.Tbl.MetadataLocation() {
+		t.Fatalf("a dry run changed the table")
+	}
+	if r := runsOf(res.Runs, taskRewriteData)[0]; r.FilesAfter != 2 {
+		t.Errorf("dry run estimate: %+v", r)
+	}
+}
+
+// TestCompactionRacingIngestion: a writer commits every 50–100 ms while
+// compaction runs again and again. Compaction still commits (after
+// retries), the writer never fails (its own retries allowed), and no row
+// is lost or duplicated.
+func TestCompactionRacingIngestion(t *testing.T) {
+	runBackends(t, func(t *testing.T, b backend) {
+		cat := b.catalog(t)
+		createTable(t, cat, "db.events", sinkTableProps)
+		w := newWriter(cat, "db.events", "orders")
+		next := fill(t, w, 100, 3, 3)
+
+		ctx, stop := context.WithCancel(context.Background())
+		var written atomic.Int64
+		written.Store(next)
+		var ingestErr error
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				n := written.Load()
+				if err := w.commit(context.Background(), rowsFor(n, 3, 3)); err != nil {
+					ingestErr = err
+					return
+				}
+				written.Add(3)
+				pause := time.Duration(50+rand.IntN(51)) * time.Millisecond
+				if raceDetector {
+					// Staging a rewrite is several times slower under -race
+					// than an append is; keep the ratio of the real thing.
+					pause *= 5
+				}
+				time.Sleep(pause)
+			}
+		})
+
+		tk := b.openTask(t, b.config("db.events",
+			"maintenance.rewrite-data-files.min-interval.ms", "0",
+			"maintenance.rewrite-data-files.trigger.data-file-count", "5",
+			"maintenance.rewrite-data-files.min-input-files", "2"))
+		var commits, retries int
+		// At least 8 s of racing and 3 compactions, whichever is later.
+		start := time.Now()
+		for time.Since(start) < 8*time.Second || (commits < 3 && time.Since(start) < 90*time.Second) {
+			res := cycle(t, tk, sdk.CycleRequest{Force: []string{taskRewriteData}})
+			for _, r := range runsOf(res.Runs, taskRewriteData) {
+				if r.FilesAfter < r.FilesBefore {
+					commits++
+				}
+				t.Logf("%s", r.Detail)
+			}
+		}
+		stop()
+		wg.Wait()
+		if ingestErr != nil {
+			t.Fatalf("ingestion failed: %v", ingestErr)
+		}
+		retries = w.conflicts
+		if commits < 2 {
+			t.Fatalf("compaction committed %d times while ingestion ran; want several", commits)
+		}
+		c := scan(t, cat, "db.events")
+		c.checkExactly(t, written.Load())
+		id, _ := parseTableName("db.events")
+		tbl, _ := cat.LoadTable(context.Background(), id)
+		replaces := 0
+		for _, s := range tbl.Metadata().Snapshots() {
+			if s.Summary != nil && s.Summary.Operation == table.OpReplace {
+				replaces++
+			}
+		}
+		t.Logf("%d rows, %d compaction runs that shrank the table, %d replace snapshots, ingestion conflicts retried: %d", c.rows, commits, replaces, retries)
+		// Bounded: after a final compaction every partition holds one file.
+		cycle(t, tk, sdk.CycleRequest{Force: []string{taskRewriteData}})
+		if sh := shape(t, cat, "db.events"); sh.MaxPartitionFiles > 1 {
+			t.Fatalf("after the final compaction the fullest partition holds %d files", sh.MaxPartitionFiles)
+		}
+		scan(t, cat, "db.events").checkExactly(t, written.Load())
+	})
+}
