@@ -189,25 +189,43 @@ func OpenCatalog(ctx context.Context, c CatalogConfig) (catalog.Catalog, func() 
 		return cat, closeFn, nil
 	}
 
-	driver, dialect, dsn, err := c.sqlTarget()
+	db, dialect, err := c.OpenDB(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: open %s database: %w", KeyCatalogURI, dialect, err)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
-		return nil, nil, fmt.Errorf("%s: cannot reach the %s catalog database: %w", KeyCatalogURI, dialect, err)
-	}
 	delete(props, "uri") // the handle is open; do not leak the DSN into table IO properties
-	cat, err := sqlcat.NewCatalog(c.Name, db, dialect, props)
+	cat, err := sqlcat.NewCatalog(c.Name, db, sqlcat.SupportedDialect(dialect), props)
 	if err != nil {
 		_ = db.Close()
 		return nil, nil, fmt.Errorf("open sql catalog: %w", err)
 	}
 	return cat, func() error { return errors.Join(cat.Close(), db.Close()) }, nil
+}
+
+// ErrNotSQL is returned by OpenDB for catalogs that are not SQL catalogs.
+var ErrNotSQL = errors.New("not a sql catalog")
+
+// OpenDB opens the database of a sql catalog and returns it with its
+// dialect ("sqlite" or "postgres"). Besides the catalog itself, tools that
+// must coordinate through the catalog's database (maintenance leases) use
+// it; the caller closes it.
+func (c CatalogConfig) OpenDB(ctx context.Context) (*sql.DB, string, error) {
+	if c.Type != CatalogSQL {
+		return nil, "", fmt.Errorf("%s=%s: %w", KeyCatalogType, c.Type, ErrNotSQL)
+	}
+	driver, dialect, dsn, err := c.sqlTarget()
+	if err != nil {
+		return nil, "", err
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: open %s database: %w", KeyCatalogURI, dialect, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, "", fmt.Errorf("%s: cannot reach the %s catalog database: %w", KeyCatalogURI, dialect, err)
+	}
+	return db, string(dialect), nil
 }
 
 // sqlTarget picks the database/sql driver, dialect and DSN of the sql

@@ -45,11 +45,8 @@ const (
 type catalogOpener func(ctx context.Context, config map[string]string) (catalogConn, error)
 
 // openSharedCatalog opens the connector's catalog with package lake, the
-// same code the sink uses, so the keys mean the same thing.
-//
-// lake does not hand out the SQL catalog's database handle, so the locks
-// of a production instance live in lock files under floe.data.dir (one
-// host) until it does; see the package doc.
+// same code the sink uses, so the keys mean the same thing. For a SQL
+// catalog it also opens the catalog's database for the lock table.
 func openSharedCatalog(ctx context.Context, config map[string]string) (catalogConn, error) {
 	c, err := lake.ParseCatalogConfig(config)
 	if err != nil {
@@ -59,7 +56,18 @@ func openSharedCatalog(ctx context.Context, config map[string]string) (catalogCo
 	if err != nil {
 		return catalogConn{}, fmt.Errorf("iceberg-maintenance: %w", err)
 	}
-	return catalogConn{cat: cat, close: closeFn}, nil
+	conn := catalogConn{cat: cat, close: closeFn}
+	if c.Type != lake.CatalogSQL {
+		return conn, nil
+	}
+	db, dialect, err := c.OpenDB(ctx)
+	if err != nil {
+		_ = closeFn()
+		return catalogConn{}, fmt.Errorf("iceberg-maintenance: lock table: %w", err)
+	}
+	conn.db, conn.dialect = db, sqlDialect(dialect)
+	conn.close = func() error { return errors.Join(closeFn(), db.Close()) }
+	return conn, nil
 }
 
 // replayCatalog makes iceberg-go's own refresh-and-replay retry cover

@@ -32,16 +32,15 @@
 // its .min-interval.ms has passed since its last run there. The first
 // threshold met is the run's trigger ("data-file-count 57 ≥ 50").
 //
-// A due task runs under a per-table, per-task lease. When the catalog's
-// opener hands over the SQL catalog's database (SQLite or Postgres), the
-// lease is a row of floe_maintenance_locks next to iceberg_tables, taken
-// with one atomic INSERT … ON CONFLICT DO UPDATE … WHERE expired and
+// A due task runs under a per-table, per-task lease. When the catalog is
+// a SQL catalog (SQLite or Postgres), the lease is a row of
+// floe_maintenance_locks next to iceberg_tables, taken with one atomic INSERT … ON CONFLICT DO UPDATE … WHERE expired and
 // renewed every third of maintenance.lock.lease.ms while the task runs, so
 // two maintenance instances on any host never run one task on one table
 // at once. Otherwise the lease is a flock'ed file under
-// <floe.data.dir>/maintenance/locks, which excludes instances on one host
-// only. Package lake does not expose the catalog's database yet, so the
-// built plugin uses lock files for now. Once it holds the lock the task
+// <floe.data.dir>/maintenance/locks (rest, glue, hive and hadoop
+// catalogs), which excludes instances on one host only. Once it holds the
+// lock the task
 // decides again on a freshly loaded table: the previous holder may have
 // done the work.
 //
