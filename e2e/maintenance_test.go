@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/floehq/floe/e2e/harness"
+)
+
+// TestMaintenanceCompactsUnderIngestion runs the iceberg-maintenance
+// plugin beside a connector that commits every 300 ms: compaction must
+// run (REST's table report lists it), shrink the number of data files,
+// and leave the table exactly as ingestion made it: each generated record
+// once, with its values, read alike by PyIceberg and DuckDB.
+func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"),
+		harness.Plugin("iceberg"), harness.Plugin("iceberg-maintenance"), harness.Readers)
+	ctx := harness.Context(t, 8*time.Minute)
+
+	name := "maintained-orders"
+	table := "maint.orders"
+	conn := harness.Connector{Name: name, Config: map[string]string{
+		"connector.class":              "iceberg",
+		"source":                       "datagen",
+		"datagen.rate":                 "3000",
+		"tasks.max":                    "2",
+		"commit.interval.ms":           "300",
+		"iceberg.tables":               table,
+		"maintenance":                  "iceberg-maintenance",
+		"maintenance.poll.interval.ms": "1000",
+		"maintenance.rewrite-data-files.trigger.data-file-count": "8",
+		"maintenance.rewrite-data-files.min-interval.ms":         "1000",
+	}}
+	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
+	f.WaitStatus(ctx, name, "connector RUNNING", false, harness.ConnectorStatus.Running)
+
+	f.WaitFor(ctx, "three successful rewrite-data-files runs in GET tables", func(ctx context.Context) (bool, string, error) {
+		rep, err := f.API.Tables(ctx, name)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		runs, _ := rep["maintenance_runs"].([]any)
+		ok, last := 0, ""
+		for _, r := range runs {
+			run, _ := r.(map[string]any)
+			if run["task"] != "rewrite-data-files" {
+				continue
+			}
+			if e, _ := run["error"].(string); e != "" {
+				return false, "", fmt.Errorf("rewrite-data-files failed: %s", e)
+			}
+			ok++
+			last = fmt.Sprint(run["detail"])
+		}
+		return ok >= 3, fmt.Sprintf("%d runs; last: %s", ok, last), nil
+	})
+	f.Stop()
+
+	ref := harness.EmbeddedTable(f.DataDir, table)
+	py := readBoth(t, env, ref, harness.ReadOptions{
+		ChecksumCols: []string{"customer_id", "_source_offset"},
+		DistinctCols: []string{"_source_partition", "_source_offset"},
+	})
+	md := harness.LoadMetadata(t, py.Metadata)
+	frontier, commits, err := md.Frontier(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaces := 0
+	for _, s := range md.Lineage() {
+		if s.Summary["operation"] == "replace" {
+			replaces++
+		}
+	}
+	t.Logf("%s: %d rows, %d floe commits, %d replace commits in the lineage, frontier %v", table, py.Rows, commits, replaces, frontier)
+	if replaces < 3 {
+		t.Errorf("%d replace (compaction) snapshots in the table's current lineage, want the 3 runs'", replaces)
+	}
+	if got := harness.SumFrontier(frontier); got != py.Rows {
+		t.Errorf("committed frontier sums to %d, the table holds %d rows", got, py.Rows)
+	}
+	if py.Distinct == nil || *py.Distinct != py.Rows {
+		t.Errorf("%v distinct (_source_partition, _source_offset) among %d rows: compaction duplicated rows", deref(py.Distinct), py.Rows)
+	}
+	gen := harness.DatagenFor(t, env, conn.Config)
+	ends := make([]int64, gen.Partitions)
+	var offsets int64
+	for p := range ends {
+		ends[p] = frontier[gen.PartitionName(p)]
+		offsets += ends[p] * (ends[p] - 1) / 2
+	}
+	want := gen.Checksums(t, ends, "customer_id")
+	want["_source_offset"] = strconv.FormatInt(offsets, 10)
+	checkChecksums(t, py, want)
+
+	res := harness.RunFloe(t, env, "", 2*time.Minute, "table", "describe", table, "--worker", f.WorkerFile, "--json")
+	var desc struct {
+		Files struct {
+			DataFiles int64 `json:"data_files"`
+		} `json:"files"`
+	}
+	if res.Code != 0 || json.Unmarshal([]byte(res.Stdout), &desc) != nil {
+		t.Fatalf("floe table describe: exit %d\n%s", res.Code, res.Output())
+	}
+	if files := desc.Files.DataFiles; files >= int64(commits)*2 {
+		t.Errorf("%d data files after %d commits of 2 writers: compaction did not reduce them", files, commits)
+	} else {
+		t.Logf("%d data files after %d commits of 2 writers", files, commits)
+	}
+}
