@@ -38,6 +38,7 @@ import hashlib
 import json
 import os
 import struct
+import uuid
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -163,9 +164,15 @@ def canonical_bytes(arr):
     if pa.types.is_dictionary(t):
         arr = arr.cast(t.value_type)
         t = arr.type
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):
+        # pyarrow's built-in uuid type is a BaseExtensionType; PyIceberg
+        # hands uuid columns over as it, DuckDB as canonical text. Hash the
+        # text form for both.
+        uuid_ext = getattr(t, "extension_name", "") == "arrow.uuid"
         arr = arr.storage
         t = arr.type
+        if uuid_ext:
+            return [None if v is None else str(uuid.UUID(bytes=v)).encode() for v in arr.to_pylist()]
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return [None if v is None else v.encode() for v in arr.to_pylist()]
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
