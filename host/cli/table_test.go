@@ -152,6 +152,7 @@ func TestCatalogConfig(t *testing.T) {
 	if got := tableHint(map[string]string{keyCatalogURI: "postgres://u:pw@h/db"}); strings.Contains(got, "pw") {
 		t.Errorf("hint shows the password: %s", got)
 	}
-	// Without a shared opener the command says what to do instead.
-	runApp(t, nil, "table", "describe", "demo.orders", "--data-dir", dir).wants(t, 1, nil, []string{"cannot open Iceberg catalogs yet", "DuckDB"})
+	// The real opener (lake) finds no such table in an empty data dir and
+	// says where it looked.
+	runApp(t, nil, "table", "describe", "demo.orders", "--data-dir", dir).wants(t, 1, nil, []string{"table demo.orders does not exist", "data dir " + dir})
 }

@@ -1,4 +1,4 @@
-package backends_test
+package iceberg_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floehq/floe/plugins/iceberg"
-	_ "github.com/floehq/floe/plugins/iceberg/backends"
+	_ "github.com/floehq/floe/lake/backends"
 	"github.com/floehq/floe/sdk"
 )
 
