@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -44,6 +45,36 @@ func Example_spec() {
 	// topic: missing required configuration "topic" which has no default value
 	// batch.size: must be at least 1
 	// orders 500ms 1000
+}
+
+// A check states a rule between keys; KeyError puts its message under the
+// key to change, as config/validate shows it. It runs once every field is
+// valid, on the config with defaults applied.
+func ExampleSpec_WithCheck() {
+	spec := sdk.NewSpec(
+		sdk.List("topics"),
+		sdk.String("topics.regex"),
+		sdk.Int("batch.size").Default("1000").Min(1),
+	).WithCheck(func(cfg sdk.Config) error {
+		topics, regex := cfg.List("topics"), cfg.String("topics.regex")
+		switch {
+		case len(topics) == 0 && regex == "":
+			return sdk.KeyError("topics", "set topics or topics.regex")
+		case len(topics) > 0 && regex != "":
+			return errors.Join(
+				sdk.KeyError("topics", "set only one of topics and topics.regex"),
+				sdk.KeyError("topics.regex", "set only one of topics and topics.regex"),
+			)
+		}
+		return nil
+	})
+	fmt.Println(spec.Validate(map[string]string{}))
+	fmt.Println(spec.Validate(map[string]string{"topics": "a", "topics.regex": "b.*"}))
+	fmt.Println(spec.Validate(map[string]string{"batch.size": "0"})) // field errors first; the check waits for them
+	// Output:
+	// [topics: set topics or topics.regex]
+	// [topics: set only one of topics and topics.regex topics.regex: set only one of topics and topics.regex]
+	// [batch.size: must be at least 1]
 }
 
 // keyHash sends records with the same key to the same writer.

@@ -29,6 +29,10 @@ type MaintenanceTask interface {
 	Cycle(ctx context.Context, req CycleRequest) (CycleResult, error)
 	// Status returns table health and recent runs.
 	Status(ctx context.Context) (MaintenanceStatus, error)
+	// Close releases the task. It runs only once no Cycle or Status is
+	// running: the SDK cancels the ctx of calls still in flight (a cycle
+	// cut short commits nothing) and waits for them to return. No other
+	// call follows.
 	Close(ctx context.Context) error
 }
 

@@ -28,7 +28,9 @@ type PartitionerTask interface {
 	// Partition returns one writer index in [0, Writers) per record of
 	// batch, in record order. The batch is only valid during the call.
 	Partition(ctx context.Context, batch Batch) ([]uint32, error)
-	// Close releases the task.
+	// Close releases the task. It runs only once no Partition is running:
+	// the SDK cancels the ctx of calls still in flight and waits for them
+	// to return. No other call follows.
 	Close(ctx context.Context) error
 }
 

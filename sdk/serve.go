@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -32,7 +34,12 @@ const closeTimeout = time.Second
 //
 // When the floe host that started the process is gone (killed with
 // SIGKILL, say), the process closes its tasks and exits within a second,
-// rather than living on with what they hold.
+// rather than living on with what they hold; at once when the host's
+// death brings SIGTERM (floe asks Linux for it when it starts a plugin).
+// While the host runs, SIGTERM is ignored, as go-plugin ignores SIGINT: a
+// service manager that signals every process of the group (systemd's
+// default) must not kill plugins under the host's shutdown, which still
+// needs them to flush and commit; the host ends its plugins itself.
 //
 // Task loggers write hclog-style JSON lines to the process's stderr, which
 // floe reads and relabels; the level is info unless the host sets
@@ -53,7 +60,9 @@ func Serve(components ...Component) {
 		}
 		os.Exit(1)
 	}
-	go watchParent(srv, os.Getppid(), parentPoll)
+	sigterm := make(chan os.Signal, 1)
+	signal.Notify(sigterm, syscall.SIGTERM)
+	go watchParent(srv, os.Getppid(), parentPoll, sigterm)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  handshake.Config(),
 		VersionedPlugins: map[int]plugin.PluginSet{handshake.ProtocolVersion: srv.pluginSet()},
@@ -73,15 +82,26 @@ const parentPoll = time.Second
 
 // watchParent ends the process when the floe host that started it is gone
 // (killed with SIGKILL, say): an orphaned plugin would go on holding what
-// its tasks hold, such as a Kafka consumer group membership.
-func watchParent(srv *server, ppid int, every time.Duration) {
+// its tasks hold, such as a Kafka consumer group membership. It looks
+// every tick, and at once on SIGTERM, which Linux sends when the host dies
+// (see sdk/client); a SIGTERM while the host runs is ignored.
+func watchParent(srv *server, ppid int, every time.Duration, sigterm <-chan os.Signal) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for range t.C {
+	for {
+		signalled := false
+		select {
+		case <-t.C:
+		case <-sigterm:
+			signalled = true
+		}
 		if os.Getppid() != ppid {
 			srv.log.Warn("the floe host that started this plugin is gone; exiting", "host_pid", ppid)
 			srv.closeAll(closeTimeout)
 			os.Exit(1)
+		}
+		if signalled {
+			srv.log.Warn("ignoring SIGTERM: the floe host that started this plugin still runs, and ends it itself", "host_pid", ppid)
 		}
 	}
 }

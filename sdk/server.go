@@ -265,21 +265,27 @@ func (h *handles[T]) drain() []T {
 
 // closeAll closes every task still open when the server stops, so
 // in-process servers and plugins ended by the host release what they hold.
+// As Close does, it first ends the calls in flight on each task.
 func (s *server) closeAll(timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	var wg sync.WaitGroup
+	closeEach := func(close func(context.Context, *slog.Logger) error) {
+		wg.Go(func() { _ = close(ctx, s.log) })
+	}
 	for _, e := range s.sources.drain() {
-		e.close(ctx)
+		closeEach(e.close)
 	}
 	for _, e := range s.partitioners.drain() {
-		_ = e.task.Close(ctx)
+		closeEach(e.close)
 	}
 	for _, e := range s.sinks.drain() {
-		_ = e.task.Close(ctx)
+		closeEach(e.close)
 	}
 	for _, e := range s.maintenances.drain() {
-		_ = e.task.Close(ctx)
+		closeEach(e.close)
 	}
+	wg.Wait()
 }
 
 // safeClose calls a task's Close, turning a panic into an error.

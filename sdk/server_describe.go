@@ -22,8 +22,10 @@ func (d *describeServer) Describe(context.Context, *pb.DescribeRequest) (*pb.Des
 	return resp, nil
 }
 
-// Validate runs the component's spec, including the plugin's own Check
-// functions, which the host cannot run itself.
+// Validate runs the component's spec, including the plugin's own field
+// checks and whole-config checks ([Spec.WithCheck]), which the host cannot
+// run itself. A check's error that names no key comes back with an empty
+// key: the host shows it under the key naming the component.
 func (d *describeServer) Validate(_ context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
 	c, err := d.s.component(kindFromProto(req.GetKind()), req.GetComponent())
 	if err != nil {

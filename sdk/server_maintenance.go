@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/floehq/floe/sdk/internal/pb"
 )
@@ -18,6 +19,17 @@ type maintenanceServer struct {
 type maintenanceEntry struct {
 	task  MaintenanceTask
 	label string
+	// calls keeps Close after the calls in flight.
+	calls calls
+}
+
+func (e *maintenanceEntry) inflight() *calls { return &e.calls }
+
+// close closes the task once its calls in flight have returned.
+func (e *maintenanceEntry) close(ctx context.Context, log *slog.Logger) error {
+	return e.calls.close(ctx, e.label, log, func(ctx context.Context) error {
+		return safeClose(ctx, e.label, e.task.Close)
+	})
 }
 
 func (ms *maintenanceServer) Open(ctx context.Context, req *pb.MaintenanceOpenRequest) (*pb.MaintenanceOpenResponse, error) {
@@ -45,10 +57,11 @@ func (ms *maintenanceServer) Open(ctx context.Context, req *pb.MaintenanceOpenRe
 }
 
 func (ms *maintenanceServer) Cycle(ctx context.Context, req *pb.CycleRequest) (*pb.CycleResponse, error) {
-	e, err := ms.s.maintenances.get(KindMaintenance, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ms.s.maintenances, KindMaintenance, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	res, err := e.task.Cycle(ctx, CycleRequest{Force: req.GetForce(), DryRun: req.GetDryRun()})
 	if err != nil {
 		return nil, err
@@ -57,10 +70,11 @@ func (ms *maintenanceServer) Cycle(ctx context.Context, req *pb.CycleRequest) (*
 }
 
 func (ms *maintenanceServer) Status(ctx context.Context, req *pb.MaintenanceStatusRequest) (*pb.MaintenanceStatusResponse, error) {
-	e, err := ms.s.maintenances.get(KindMaintenance, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ms.s.maintenances, KindMaintenance, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	st, err := e.task.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -73,7 +87,7 @@ func (ms *maintenanceServer) Close(ctx context.Context, req *pb.CloseRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := safeClose(ctx, e.label, e.task.Close); err != nil {
+	if err := e.close(ctx, ms.s.log); err != nil {
 		return nil, err
 	}
 	return &pb.CloseResponse{}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/floehq/floe/sdk/internal/pb"
 )
@@ -18,6 +19,17 @@ type partitionerServer struct {
 type partitionerEntry struct {
 	task  PartitionerTask
 	label string
+	// calls keeps Close after the calls in flight.
+	calls calls
+}
+
+func (e *partitionerEntry) inflight() *calls { return &e.calls }
+
+// close closes the task once its calls in flight have returned.
+func (e *partitionerEntry) close(ctx context.Context, log *slog.Logger) error {
+	return e.calls.close(ctx, e.label, log, func(ctx context.Context) error {
+		return safeClose(ctx, e.label, e.task.Close)
+	})
 }
 
 func (ps *partitionerServer) Open(ctx context.Context, req *pb.PartitionerOpenRequest) (*pb.PartitionerOpenResponse, error) {
@@ -46,10 +58,11 @@ func (ps *partitionerServer) Open(ctx context.Context, req *pb.PartitionerOpenRe
 }
 
 func (ps *partitionerServer) Partition(ctx context.Context, req *pb.PartitionRequest) (*pb.PartitionResponse, error) {
-	e, err := ps.s.partitioners.get(KindPartitioner, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ps.s.partitioners, KindPartitioner, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	b, err := batchFromProto(req.GetBatch(), ps.s.mem)
 	if err != nil {
 		return nil, err
@@ -74,7 +87,7 @@ func (ps *partitionerServer) Close(ctx context.Context, req *pb.CloseRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := safeClose(ctx, e.label, e.task.Close); err != nil {
+	if err := e.close(ctx, ps.s.log); err != nil {
 		return nil, err
 	}
 	return &pb.CloseResponse{}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -22,6 +23,17 @@ type sinkEntry struct {
 	task    SinkTask
 	label   string
 	writers int
+	// calls keeps Close after the calls in flight.
+	calls calls
+}
+
+func (e *sinkEntry) inflight() *calls { return &e.calls }
+
+// close closes the task once its calls in flight have returned.
+func (e *sinkEntry) close(ctx context.Context, log *slog.Logger) error {
+	return e.calls.close(ctx, e.label, log, func(ctx context.Context) error {
+		return safeClose(ctx, e.label, e.task.Close)
+	})
 }
 
 func (ss *sinkServer) Open(ctx context.Context, req *pb.SinkOpenRequest) (*pb.SinkOpenResponse, error) {
@@ -50,10 +62,11 @@ func (ss *sinkServer) Open(ctx context.Context, req *pb.SinkOpenRequest) (*pb.Si
 }
 
 func (ss *sinkServer) Frontier(ctx context.Context, req *pb.FrontierRequest) (*pb.FrontierResponse, error) {
-	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ss.s.sinks, KindSink, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	ft, ok := e.task.(SinkTaskWithFrontier)
 	if !ok {
 		return nil, status.Errorf(codes.Unimplemented, "the sink keeps no frontier (its task does not implement sdk.SinkTaskWithFrontier)")
@@ -68,10 +81,11 @@ func (ss *sinkServer) Frontier(ctx context.Context, req *pb.FrontierRequest) (*p
 // PrepareSchema answers a rejection in band (accepted=false with the
 // reason); other errors fail the call.
 func (ss *sinkServer) PrepareSchema(ctx context.Context, req *pb.PrepareSchemaRequest) (*pb.PrepareSchemaResponse, error) {
-	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ss.s.sinks, KindSink, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	st, ok := e.task.(SinkTaskWithSchemas)
 	if !ok {
 		return nil, status.Errorf(codes.Unimplemented, "the sink does not prepare schemas (its task does not implement sdk.SinkTaskWithSchemas)")
@@ -94,10 +108,11 @@ func (ss *sinkServer) PrepareSchema(ctx context.Context, req *pb.PrepareSchemaRe
 }
 
 func (ss *sinkServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.WriteResponse, error) {
-	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ss.s.sinks, KindSink, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	b, err := batchFromProto(req.GetBatch(), ss.s.mem)
 	if err != nil {
 		return nil, err
@@ -117,10 +132,11 @@ func (ss *sinkServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.Writ
 }
 
 func (ss *sinkServer) Flush(ctx context.Context, req *pb.FlushRequest) (*pb.FlushResponse, error) {
-	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ss.s.sinks, KindSink, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	results, err := e.task.Flush(ctx, req.GetCheckpoint())
 	if err != nil {
 		return nil, err
@@ -129,10 +145,11 @@ func (ss *sinkServer) Flush(ctx context.Context, req *pb.FlushRequest) (*pb.Flus
 }
 
 func (ss *sinkServer) Commit(ctx context.Context, req *pb.SinkCommitRequest) (*pb.SinkCommitResponse, error) {
-	e, err := ss.s.sinks.get(KindSink, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ss.s.sinks, KindSink, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	commits, err := e.task.Commit(ctx, CommitRequest{
 		Checkpoint: req.GetCheckpoint(),
 		Ranges:     rangesFromProto(req.GetRanges()),
@@ -149,7 +166,7 @@ func (ss *sinkServer) Close(ctx context.Context, req *pb.CloseRequest) (*pb.Clos
 	if err != nil {
 		return nil, err
 	}
-	if err := safeClose(ctx, e.label, e.task.Close); err != nil {
+	if err := e.close(ctx, ss.s.log); err != nil {
 		return nil, err
 	}
 	return &pb.CloseResponse{}, nil

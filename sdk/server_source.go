@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	plugin "github.com/hashicorp/go-plugin"
@@ -30,8 +30,10 @@ type sourceEntry struct {
 	task  SourceTask
 	conn  *grpc.ClientConn // to the host's SourceHost for this task
 	label string
+	// calls serialises Read and Commit and keeps Close after them. The
+	// fields below belong to the call in flight.
+	calls calls
 
-	mu sync.Mutex // serialises Reads (the host never overlaps them anyway)
 	// pending holds encoded batches the task returned that did not fit in
 	// a response (message limit, max_batches) or whose response could not
 	// be sent because the host's call ended; the next Read sends them first.
@@ -44,12 +46,18 @@ type sourceEntry struct {
 	eoi bool
 }
 
-func (e *sourceEntry) close(ctx context.Context) error {
-	err := safeClose(ctx, e.label, e.task.Close)
-	if e.conn != nil {
-		_ = e.conn.Close()
-	}
-	return err
+func (e *sourceEntry) inflight() *calls { return &e.calls }
+
+// close closes the task once its calls in flight have returned, then the
+// connection to the host's SourceHost, which the task may use until then.
+func (e *sourceEntry) close(ctx context.Context, log *slog.Logger) error {
+	return e.calls.close(ctx, e.label, log, func(ctx context.Context) error {
+		err := safeClose(ctx, e.label, e.task.Close)
+		if e.conn != nil {
+			_ = e.conn.Close()
+		}
+		return err
+	})
 }
 
 func (ss *sourceServer) Open(ctx context.Context, req *pb.SourceOpenRequest) (*pb.SourceOpenResponse, error) {
@@ -100,16 +108,15 @@ func (ss *sourceServer) Open(ctx context.Context, req *pb.SourceOpenRequest) (*p
 // would still miss it stay pending for the next Read, and a response the
 // host did not acknowledge goes out again, so none is lost.
 func (ss *sourceServer) Read(ctx context.Context, req *pb.SourceReadRequest) (*pb.SourceReadResponse, error) {
-	e, err := ss.s.sources.get(KindSource, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ss.s.sources, KindSource, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	limit := int(req.GetMaxBatches())
 	if limit <= 0 {
 		limit = 1
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if len(e.sent) > 0 {
 		if req.GetAcked() < e.seq {
 			// The host never got the last response: send it again.
@@ -176,22 +183,26 @@ func readContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 func (ss *sourceServer) Commit(ctx context.Context, req *pb.SourceCommitRequest) (*pb.SourceCommitResponse, error) {
-	e, err := ss.s.sources.get(KindSource, req.GetHandle())
+	e, ctx, end, err := enter(ctx, &ss.s.sources, KindSource, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	if err := e.task.Commit(ctx, req.GetPositions()); err != nil {
 		return nil, err
 	}
 	return &pb.SourceCommitResponse{}, nil
 }
 
+// Close cancels a Read or Commit still in flight (the host may have given
+// up on it while the task runs on), waits for it to return, then closes
+// the task: the task's Close never overlaps its other calls.
 func (ss *sourceServer) Close(ctx context.Context, req *pb.CloseRequest) (*pb.CloseResponse, error) {
 	e, err := ss.s.sources.remove(KindSource, req.GetHandle())
 	if err != nil {
 		return nil, err
 	}
-	if err := e.close(ctx); err != nil {
+	if err := e.close(ctx, ss.s.log); err != nil {
 		return nil, err
 	}
 	return &pb.CloseResponse{}, nil

@@ -47,6 +47,9 @@ type SinkTask interface {
 	// means nothing of the checkpoint is visible; the host retries.
 	Commit(ctx context.Context, req CommitRequest) ([]TableCommit, error)
 	// Close releases everything. Uncommitted files are left as orphans.
+	// It runs only once no other call of the task is running: the SDK
+	// cancels the ctx of calls still in flight (the host may have given up
+	// on them) and waits for them to return. No other call follows.
 	Close(ctx context.Context) error
 }
 

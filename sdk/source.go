@@ -27,8 +27,9 @@ type SourceOpenRequest struct {
 	Logger *slog.Logger
 }
 
-// SourceTask is one running source task. The host calls Read, Commit and
-// Close from one goroutine per task, never concurrently for the same task.
+// SourceTask is one running source task. Its Read, Commit and Close are
+// never called concurrently for the same task: the SDK runs them one at a
+// time, even when the host gave up on a call that still runs.
 type SourceTask interface {
 	// Read returns the next batches, at most max of them, waiting until
 	// some are ready or ctx ends (then it returns no batches and no error).
@@ -43,7 +44,10 @@ type SourceTask interface {
 	// them for monitoring (a Kafka consumer group commit); floe's truth is
 	// the sink. An error is logged, not fatal.
 	Commit(ctx context.Context, positions map[string]int64) error
-	// Close releases the task. No other call follows.
+	// Close releases the task. It runs only once no Read or Commit of the
+	// task is running: the SDK cancels the ctx of a call still in flight
+	// (the host may have given up on it) and waits for it to return, so
+	// methods must return when their ctx ends. No other call follows.
 	Close(ctx context.Context) error
 }
 

@@ -202,22 +202,66 @@ func ParseDuration(v string) (time.Duration, error) {
 	return time.ParseDuration(v)
 }
 
-// ConfigError is one problem with one key.
+// ConfigError is one problem with one key. It is an error, so a [Spec]
+// check can return it (build it with [KeyError]), alone or joined with
+// others ([errors.Join]).
 type ConfigError struct {
+	// Key is the config key the problem is about. It is empty for a
+	// problem with the config as a whole: an error a check returned
+	// without naming a key. floe shows those under the key that names the
+	// component (connector.class for a sink, source for a source, and so
+	// on).
 	Key     string
 	Message string
 }
 
-func (e ConfigError) Error() string { return fmt.Sprintf("%s: %s", e.Key, e.Message) }
+func (e ConfigError) Error() string {
+	if e.Key == "" {
+		return e.Message
+	}
+	return fmt.Sprintf("%s: %s", e.Key, e.Message)
+}
 
-// Spec is a component's whole config declaration.
+// KeyError returns a [ConfigError] about key, for a [Spec] check to return:
+// config/validate shows the message under that key. The message says what
+// is expected, without repeating the key:
+//
+//	sdk.KeyError("topics", "set topics or topics.regex")
+func KeyError(key, format string, args ...any) error {
+	return ConfigError{Key: key, Message: fmt.Sprintf(format, args...)}
+}
+
+// Spec is a component's whole config declaration: its fields, and the
+// checks that look at several keys at once. Build it with [NewSpec] and
+// [Spec.WithCheck].
 type Spec struct {
 	fields []*Field
+	checks []func(Config) error
 }
 
 // NewSpec declares a component's config keys.
 func NewSpec(fields ...*Field) Spec {
 	return Spec{fields: fields}
+}
+
+// WithCheck returns the spec with a rule over the whole config added: a
+// rule no single field can state ("set topics or topics.regex", "a
+// route-regex needs a route field"). fn gets the config with the spec's
+// defaults applied, and runs in the plugin after every field passed its
+// own checks, both for the REST API's config/validate and before Open, so
+// a config it refuses is never accepted and then fails at Open.
+//
+// Return nil when the config is fine. Return [KeyError] to attribute a
+// problem to a key, and [errors.Join] of several to report them all at
+// once; any other error is about the config as a whole (see
+// [ConfigError.Key]). A wrapping error (fmt.Errorf with %w) keeps the
+// keys of what it wraps. fn must not block or reach other systems:
+// config/validate waits for it.
+//
+// The checks run in the order they were added, all of them.
+func (s Spec) WithCheck(fn func(cfg Config) error) Spec {
+	s.checks = append(slices.Clip(s.checks), fn)
+	return s
 }
 
 // Fields returns copies of the declared fields, in declaration order.
@@ -244,10 +288,12 @@ func (s Spec) Lookup(key string) (Field, bool) {
 	return Field{}, false
 }
 
-// Validate checks the declared keys of cfg: required keys present, values
-// of the right type and accepted by the field's checks. Keys the spec does
-// not declare are not reported here; the host checks those against every
-// spec a connector uses. Errors come in declaration order.
+// Validate checks cfg against the spec: required keys present, values of
+// the right type and accepted by the field's checks, and then, when every
+// field passed, the spec's own checks ([Spec.WithCheck]) on the config
+// with defaults applied. Keys the spec does not declare are not reported
+// here; the host checks those against every spec a connector uses. Field
+// errors come in declaration order.
 func (s Spec) Validate(cfg map[string]string) []ConfigError {
 	var errs []ConfigError
 	for _, f := range s.fields {
@@ -265,7 +311,45 @@ func (s Spec) Validate(cfg map[string]string) []ConfigError {
 			errs = append(errs, ConfigError{f.Name, err.Error()})
 		}
 	}
+	if len(errs) > 0 || len(s.checks) == 0 {
+		return errs
+	}
+	c := s.Config(cfg)
+	for _, check := range s.checks {
+		errs = append(errs, configErrors(check(c))...)
+	}
 	return errs
+}
+
+// configErrors flattens what a check returned into one ConfigError per
+// problem: the ConfigErrors it holds (joined errors may hold several),
+// and a keyless one for any other error.
+func configErrors(err error) []ConfigError {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case ConfigError:
+		return []ConfigError{e}
+	case *ConfigError:
+		if e != nil {
+			return []ConfigError{*e}
+		}
+	case interface{ Unwrap() []error }:
+		var out []ConfigError
+		for _, inner := range e.Unwrap() {
+			out = append(out, configErrors(inner)...)
+		}
+		if len(out) > 0 {
+			return out
+		}
+	case interface{ Unwrap() error }:
+		// A wrapper keeps the keys of what it wraps; its own text would
+		// only repeat them. Without a key inside, its text is the message.
+		if inner := configErrors(e.Unwrap()); slices.ContainsFunc(inner, func(ce ConfigError) bool { return ce.Key != "" }) {
+			return inner
+		}
+	}
+	return []ConfigError{{Message: err.Error()}}
 }
 
 // Config applies the spec's defaults to raw and returns the result.

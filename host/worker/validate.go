@@ -196,7 +196,13 @@ func (w *Worker) validateInPlugins(ctx context.Context, set specSet, config map[
 				return
 			}
 			for _, e := range errs {
-				add(e.Key, e.Message)
+				// A plugin's whole-config check may name no key: show it
+				// under the key that picked the plugin.
+				key := e.Key
+				if key == "" {
+					key = kindKey(c.kind)
+				}
+				add(key, e.Message)
 			}
 		}()
 	}

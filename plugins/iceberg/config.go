@@ -1,14 +1,16 @@
 package iceberg
 
 import (
+	"errors"
 	"fmt"
-	"github.com/floehq/floe/lake"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -114,7 +116,15 @@ func Spec() sdk.Spec {
 			Describe("Longest wait between commit attempts (milliseconds or a Go duration).").
 			Default("5000").InGroup(gCommit),
 	)
-	return sdk.NewSpec(fields...)
+	return sdk.NewSpec(fields...).WithCheck(checkSettings)
+}
+
+// checkSettings is the spec's whole-config check: the rules between keys
+// that readSettings enforces, so config/validate reports them instead of
+// Open.
+func checkSettings(cfg sdk.Config) error {
+	_, err := readSettings(cfg, cfg.Map())
+	return err
 }
 
 func checkTableList(v string) error {
@@ -155,19 +165,36 @@ type settings struct {
 	reset *offsetsReset
 }
 
-// parseSettings reads and cross-checks cfg. Its errors name the key and say
-// what is expected.
+// parseSettings validates cfg against the spec (fields, then
+// checkSettings) and reads it. Its errors name the key and say what is
+// expected; errors.As finds an sdk.ConfigError for each problem.
 func parseSettings(cfg sdk.Config) (settings, error) {
 	spec := Spec()
 	raw := cfg.Map()
 	if errs := spec.Validate(raw); len(errs) > 0 {
-		msgs := make([]string, len(errs))
+		all := make([]error, len(errs))
 		for i, e := range errs {
-			msgs[i] = e.Error()
+			all[i] = e
 		}
-		return settings{}, fmt.Errorf("iceberg sink: invalid config: %s", strings.Join(msgs, "; "))
+		return settings{}, fmt.Errorf("iceberg sink: invalid config: %w", errors.Join(all...))
 	}
-	cfg = spec.Config(raw)
+	s, err := readSettings(spec.Config(raw), raw)
+	if err != nil {
+		return settings{}, fmt.Errorf("iceberg sink: invalid config: %w", err)
+	}
+	return s, nil
+}
+
+// readSettings reads and cross-checks cfg, whose fields passed their own
+// checks and which has the spec's defaults. The catalog keys are read from
+// raw, without the defaults: lake.ParseCatalogConfig tells an unset
+// catalog name from the default one. Each problem is an sdk.KeyError
+// naming the key to change; several are joined.
+func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, sdk.KeyError(key, format, args...))
+	}
 
 	s := settings{
 		autoCreate:      cfg.Bool(keyAutoCreate),
@@ -184,7 +211,7 @@ func parseSettings(cfg sdk.Config) (settings, error) {
 	}
 	cat, err := lake.ParseCatalogConfig(raw)
 	if err != nil {
-		return settings{}, fmt.Errorf("iceberg sink: %w", err)
+		errs = append(errs, catalogError(err))
 	}
 	s.catalog = cat
 	if s.retryMaxBackoff < s.retryBackoff {
@@ -195,11 +222,13 @@ func parseSettings(cfg sdk.Config) (settings, error) {
 	for _, t := range cfg.List(keyTables) {
 		id, err := parseTableName(t)
 		if err != nil {
-			return settings{}, fmt.Errorf("iceberg sink: %s: %w", keyTables, err)
+			bad(keyTables, "%v", err)
+			continue
 		}
 		name := tableKey(id)
 		if seen[name] {
-			return settings{}, fmt.Errorf("iceberg sink: %s: table %s is listed twice", keyTables, name)
+			bad(keyTables, "table %s is listed twice", name)
+			continue
 		}
 		seen[name] = true
 		s.tables = append(s.tables, name)
@@ -208,58 +237,58 @@ func parseSettings(cfg sdk.Config) (settings, error) {
 	if v := strings.TrimSpace(cfg.String(keyDefaultPartBy)); v != "" {
 		terms, err := parsePartitionBy(v)
 		if err != nil {
-			return settings{}, fmt.Errorf("iceberg sink: %s: %w", keyDefaultPartBy, err)
+			bad(keyDefaultPartBy, "%v", err)
 		}
 		s.defaultPartBy = terms
 	}
 
 	if f := strings.TrimSpace(cfg.String(keyRouteField)); f != "" {
 		s.routeField = strings.Split(f, ".")
-		for _, p := range s.routeField {
-			if p == "" {
-				return settings{}, fmt.Errorf("iceberg sink: %s: %q is not a field path (expected name or a.b)", keyRouteField, f)
-			}
+		if slices.Contains(s.routeField, "") {
+			bad(keyRouteField, "%q is not a field path (expected name or a.b)", f)
 		}
 	}
 
 	// Per-table keys: iceberg.table.<ns.table>.<setting>. Table names
 	// contain dots, so the setting is matched as a suffix.
 	perTable := cfg.Prefixed(prefixTable)
-	keys := make([]string, 0, len(perTable))
-	for k := range perTable {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	regexKeys := map[string]string{} // table → its route-regex key
+	for _, k := range slices.Sorted(maps.Keys(perTable)) {
 		v := strings.TrimSpace(perTable[k])
 		full := prefixTable + k
 		switch {
 		case strings.HasSuffix(k, suffixPartitionBy):
 			id, err := parseTableName(strings.TrimSuffix(k, suffixPartitionBy))
 			if err != nil {
-				return settings{}, fmt.Errorf("iceberg sink: %s: %w", full, err)
+				bad(full, "%v", err)
+				continue
 			}
 			terms, err := parsePartitionBy(v)
 			if err != nil {
-				return settings{}, fmt.Errorf("iceberg sink: %s: %w", full, err)
+				bad(full, "%v", err)
+				continue
 			}
 			s.tablePartBy[tableKey(id)] = terms
 		case strings.HasSuffix(k, suffixRouteRegex):
 			id, err := parseTableName(strings.TrimSuffix(k, suffixRouteRegex))
 			if err != nil {
-				return settings{}, fmt.Errorf("iceberg sink: %s: %w", full, err)
+				bad(full, "%v", err)
+				continue
 			}
 			re, err := regexp.Compile(`^(?:` + v + `)$`)
 			if err != nil {
-				return settings{}, fmt.Errorf("iceberg sink: %s: invalid regular expression %q: %v", full, v, err)
+				bad(full, "invalid regular expression %q: %v", v, err)
+				continue
 			}
 			name := tableKey(id)
 			if !seen[name] {
-				return settings{}, fmt.Errorf("iceberg sink: %s: table %s is not listed in %s", full, name, keyTables)
+				bad(full, "table %s is not listed in %s", name, keyTables)
+				continue
 			}
 			s.routeRegex[name] = re
+			regexKeys[name] = full
 		default:
-			return settings{}, fmt.Errorf("iceberg sink: %s: unknown per-table setting (supported: iceberg.table.<namespace.table>.partition-by and .route-regex)", full)
+			bad(full, "unknown per-table setting (supported: iceberg.table.<namespace.table>.partition-by and .route-regex)")
 		}
 	}
 
@@ -267,31 +296,63 @@ func parseSettings(cfg sdk.Config) (settings, error) {
 		s.tableProps[k] = v
 	}
 
-	switch {
-	case s.dynamic && s.routeField == nil:
-		return settings{}, fmt.Errorf("iceberg sink: %s is true but %s is not set: dynamic routing names each record's table by that field", keyDynamic, keyRouteField)
-	case s.dynamic && len(s.routeRegex) > 0:
-		return settings{}, fmt.Errorf("iceberg sink: %s is true: route-regex settings do not apply to dynamic routing; remove them", keyDynamic)
-	case !s.dynamic && len(s.tables) == 0:
-		return settings{}, fmt.Errorf("iceberg sink: %s: set at least one table (namespace.table), or set %s=true with %s", keyTables, keyDynamic, keyRouteField)
-	case !s.dynamic && s.routeField != nil:
-		for _, t := range s.tables {
-			if s.routeRegex[t] == nil {
-				return settings{}, fmt.Errorf("iceberg sink: %s%s%s: not set, so table %s would receive no records; set a regex for the values of %s it takes",
-					prefixTable, t, suffixRouteRegex, t, keyRouteField)
+	// The routing rules between keys, once each key is fine by itself.
+	if len(errs) == 0 {
+		switch {
+		case s.dynamic && s.routeField == nil:
+			bad(keyRouteField, "not set, but %s is true: dynamic routing names each record's table by this field", keyDynamic)
+		case s.dynamic && len(s.routeRegex) > 0:
+			for _, t := range slices.Sorted(maps.Keys(regexKeys)) {
+				bad(regexKeys[t], "does not apply with %s=true: dynamic routing names tables by %s; remove it", keyDynamic, keyRouteField)
 			}
+		case !s.dynamic && len(s.tables) == 0:
+			bad(keyTables, "set at least one table (namespace.table), or set %s=true with %s", keyDynamic, keyRouteField)
+		case !s.dynamic && s.routeField != nil:
+			for _, t := range s.tables {
+				if s.routeRegex[t] == nil {
+					bad(prefixTable+t+suffixRouteRegex, "not set, so table %s would receive no records; set a regex for the values of %s it takes",
+						t, keyRouteField)
+				}
+			}
+		case !s.dynamic && len(s.routeRegex) > 0:
+			bad(keyRouteField, "not set, but the route-regex settings need it (the field whose value they match)")
 		}
-	case !s.dynamic && len(s.routeRegex) > 0:
-		return settings{}, fmt.Errorf("iceberg sink: route-regex settings need %s (the field whose value they match)", keyRouteField)
 	}
 
 	reset, err := parseOffsetsReset(cfg.String(keyOffsetsReset))
 	if err != nil {
-		return settings{}, err
+		errs = append(errs, sdk.KeyError(keyOffsetsReset, "%v", err))
 	}
 	s.reset = reset
 
+	if len(errs) > 0 {
+		return settings{}, errors.Join(errs...)
+	}
 	return s, nil
+}
+
+// catalogError attributes an error of lake.ParseCatalogConfig, whose
+// message starts with the key it is about, to that key. The host's
+// floe.data.dir is no key a user sets: its problems go under the catalog
+// URI, which replaces it.
+func catalogError(err error) error {
+	msg := err.Error()
+	for _, key := range []string{keyCatalogURI, keyWarehouse, keyCatalogType, keyDataDir} {
+		shown := key
+		if key == keyDataDir {
+			shown = keyCatalogURI
+		}
+		if rest, ok := strings.CutPrefix(msg, key+": "); ok {
+			if key == keyDataDir {
+				rest = msg
+			}
+			return sdk.KeyError(shown, "%s", rest)
+		}
+		if strings.HasPrefix(msg, key+" ") {
+			return sdk.KeyError(shown, "%s", msg)
+		}
+	}
+	return err
 }
 
 // partitionBy returns the partition terms of a table.

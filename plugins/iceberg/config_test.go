@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,30 +10,35 @@ import (
 	"github.com/floehq/floe/sdk"
 )
 
+// Every problem is named by its key, with what to do, both at Open
+// (parseSettings) and in the spec's validation (config/validate), which
+// shows it under that key.
 func TestConfigErrors(t *testing.T) {
 	base := map[string]string{keyTables: "db.t", keyDataDir: "/tmp/x"}
 	cases := []struct {
 		name string
 		set  map[string]string
+		key  string   // the key validation shows the error under
 		want []string // all must appear in the error
 	}{
-		{"no tables", map[string]string{keyTables: ""}, []string{keyTables, "at least one table", keyDynamic}},
-		{"bad table name", map[string]string{keyTables: "orders"}, []string{keyTables, `"orders"`, "namespace.table"}},
-		{"duplicate table", map[string]string{keyTables: "db.t, db.t"}, []string{"listed twice"}},
-		{"catalog type", map[string]string{keyCatalogType: "nessie"}, []string{keyCatalogType, "must be one of"}},
-		{"partition by", map[string]string{keyDefaultPartBy: "bucket(id)"}, []string{keyDefaultPartBy, "bucket(16, id)"}},
-		{"table partition by", map[string]string{prefixTable + "db.t.partition-by": "days(ts"}, []string{"iceberg.table.db.t.partition-by", "parenthesis"}},
-		{"unknown per-table key", map[string]string{prefixTable + "db.t.id-columns": "id"}, []string{"iceberg.table.db.t.id-columns", "unknown per-table setting"}},
-		{"dynamic without field", map[string]string{keyDynamic: "true"}, []string{keyDynamic, keyRouteField}},
-		{"regex without field", map[string]string{prefixTable + "db.t.route-regex": "a.*"}, []string{"route-regex", keyRouteField}},
-		{"field without regex", map[string]string{keyRouteField: "kind"}, []string{"iceberg.table.db.t.route-regex", "no records"}},
-		{"bad regex", map[string]string{keyRouteField: "kind", prefixTable + "db.t.route-regex": "(("}, []string{"iceberg.table.db.t.route-regex", "invalid regular expression"}},
-		{"regex for unlisted table", map[string]string{keyRouteField: "kind", prefixTable + "db.t.route-regex": "a", prefixTable + "db.u.route-regex": "b"}, []string{"db.u", "not listed"}},
-		{"attempts", map[string]string{keyRetryAttempts: "0"}, []string{keyRetryAttempts, "at least 1"}},
-		{"target size", map[string]string{keyTargetFileSize: "12"}, []string{keyTargetFileSize, "at least"}},
-		{"bool", map[string]string{keyAutoCreate: "yes please"}, []string{keyAutoCreate, "invalid boolean"}},
-		{"no data dir", map[string]string{keyDataDir: ""}, []string{keyCatalogURI, keyDataDir}},
-		{"sql uri scheme", map[string]string{keyCatalogURI: "mysql://x/y"}, []string{keyCatalogURI, "postgres://"}},
+		{"no tables", map[string]string{keyTables: ""}, keyTables, []string{keyTables, "at least one table", keyDynamic}},
+		{"bad table name", map[string]string{keyTables: "orders"}, keyTables, []string{keyTables, `"orders"`, "namespace.table"}},
+		{"duplicate table", map[string]string{keyTables: "db.t, db.t"}, keyTables, []string{"listed twice"}},
+		{"catalog type", map[string]string{keyCatalogType: "nessie"}, keyCatalogType, []string{keyCatalogType, "must be one of"}},
+		{"partition by", map[string]string{keyDefaultPartBy: "bucket(id)"}, keyDefaultPartBy, []string{keyDefaultPartBy, "bucket(16, id)"}},
+		{"table partition by", map[string]string{prefixTable + "db.t.partition-by": "days(ts"}, "iceberg.table.db.t.partition-by", []string{"iceberg.table.db.t.partition-by", "parenthesis"}},
+		{"unknown per-table key", map[string]string{prefixTable + "db.t.id-columns": "id"}, "iceberg.table.db.t.id-columns", []string{"iceberg.table.db.t.id-columns", "unknown per-table setting"}},
+		{"dynamic without field", map[string]string{keyDynamic: "true"}, keyRouteField, []string{keyDynamic, keyRouteField}},
+		{"regex without field", map[string]string{prefixTable + "db.t.route-regex": "a.*"}, keyRouteField, []string{"route-regex", keyRouteField}},
+		{"field without regex", map[string]string{keyRouteField: "kind"}, "iceberg.table.db.t.route-regex", []string{"iceberg.table.db.t.route-regex", "no records"}},
+		{"bad regex", map[string]string{keyRouteField: "kind", prefixTable + "db.t.route-regex": "(("}, "iceberg.table.db.t.route-regex", []string{"iceberg.table.db.t.route-regex", "invalid regular expression"}},
+		{"regex for unlisted table", map[string]string{keyRouteField: "kind", prefixTable + "db.t.route-regex": "a", prefixTable + "db.u.route-regex": "b"}, "iceberg.table.db.u.route-regex", []string{"db.u", "not listed"}},
+		{"dynamic with regex", map[string]string{keyDynamic: "true", keyRouteField: "kind", prefixTable + "db.t.route-regex": "a"}, "iceberg.table.db.t.route-regex", []string{keyDynamic, "remove it"}},
+		{"attempts", map[string]string{keyRetryAttempts: "0"}, keyRetryAttempts, []string{keyRetryAttempts, "at least 1"}},
+		{"target size", map[string]string{keyTargetFileSize: "12"}, keyTargetFileSize, []string{keyTargetFileSize, "at least"}},
+		{"bool", map[string]string{keyAutoCreate: "yes please"}, keyAutoCreate, []string{keyAutoCreate, "invalid boolean"}},
+		{"no data dir", map[string]string{keyDataDir: ""}, keyCatalogURI, []string{keyCatalogURI, keyDataDir}},
+		{"sql uri scheme", map[string]string{keyCatalogURI: "mysql://x/y"}, keyCatalogURI, []string{keyCatalogURI, "postgres://"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,7 +62,27 @@ func TestConfigErrors(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
+			var ce sdk.ConfigError
+			if !errors.As(err, &ce) {
+				t.Errorf("error %q holds no sdk.ConfigError", err)
+			}
+			errs := Spec().Validate(cfg)
+			if len(errs) != 1 || errs[0].Key != c.key {
+				t.Errorf("validation reports %q, want one error under %s", errs, c.key)
+			}
 		})
+	}
+}
+
+// The e2e case: a connector config naming only the components is refused
+// by validation, under iceberg.tables, rather than at Open.
+func TestValidateNeedsTables(t *testing.T) {
+	errs := Spec().Validate(map[string]string{"name": "x", "connector.class": "iceberg", "source": "datagen", keyDataDir: "/data"})
+	if len(errs) != 1 || errs[0].Key != keyTables || !strings.HasPrefix(errs[0].Message, "set at least one table") {
+		t.Fatalf("validation = %q; want one error: iceberg.tables: set at least one table …", errs)
+	}
+	if errs := Spec().Validate(map[string]string{keyDynamic: "true", keyRouteField: "db", keyDataDir: "/data"}); len(errs) != 0 {
+		t.Fatalf("dynamic routing without tables is refused: %q", errs)
 	}
 }
 

@@ -3,7 +3,9 @@ package kafka
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,7 +171,15 @@ func spec() sdk.Spec {
 			Describe("Bytes of records a task buffers before it pauses its partitions (it stays in the group and keeps polling); they resume once the buffer drains below half."),
 		sdk.String(KeyNullValues).Default(NullValuesDLQ).OneOf(NullValuesDLQ, NullValuesIgnore, NullValuesFail).InGroup(gRecords).
 			Describe("What to do with a record whose value is null (a tombstone): dlq treats it as a bad record, so it goes to the dead-letter queue or fails the task as errors.tolerance says; ignore skips it (counted as skipped, logged at debug); fail fails the task, naming the record."),
-	)
+	).WithCheck(checkSettings)
+}
+
+// checkSettings is the spec's whole-config check: the rules between keys
+// that readSettings enforces, so config/validate reports them instead of
+// the task's Open.
+func checkSettings(cfg sdk.Config) error {
+	_, err := readSettings(cfg, "", 0)
+	return err
 }
 
 func checkRegex(v string) error {
@@ -218,8 +228,9 @@ type settings struct {
 	nullValues string
 }
 
-// parseSettings validates a connector's config for one task and returns
-// the task's settings. Errors name the key and say what to change.
+// parseSettings validates a connector's config against the spec (fields,
+// then checkSettings) and returns the task's settings. Errors name the key
+// and say what to change; errors.As finds an sdk.ConfigError for each.
 func parseSettings(raw sdk.Config, connector string, task int) (settings, error) {
 	sp := spec()
 	cfg := sp.Config(raw.Map())
@@ -229,6 +240,17 @@ func parseSettings(raw sdk.Config, connector string, task int) (settings, error)
 			joined[i] = e
 		}
 		return settings{}, errors.Join(joined...)
+	}
+	return readSettings(cfg, connector, task)
+}
+
+// readSettings reads cfg, whose fields passed their own checks and which
+// has the spec's defaults, and checks the rules between keys. Each problem
+// is an sdk.KeyError naming the key to change; several are joined.
+func readSettings(cfg sdk.Config, connector string, task int) (settings, error) {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, sdk.KeyError(key, format, args...))
 	}
 	s := settings{
 		topics:     cfg.List(KeyTopics),
@@ -243,33 +265,33 @@ func parseSettings(raw sdk.Config, connector string, task int) (settings, error)
 	regex := strings.TrimSpace(cfg.String(KeyTopicsRegex))
 	switch {
 	case len(s.topics) > 0 && regex != "":
-		return settings{}, fmt.Errorf("%s and %s are both set: set exactly one of them", KeyTopics, KeyTopicsRegex)
+		bad(KeyTopics, "%s is set too: set exactly one of %s and %s", KeyTopicsRegex, KeyTopics, KeyTopicsRegex)
 	case len(s.topics) == 0 && regex == "":
-		return settings{}, fmt.Errorf("neither %s nor %s is set: set exactly one of them", KeyTopics, KeyTopicsRegex)
+		bad(KeyTopics, "set %s or %s (exactly one of them)", KeyTopics, KeyTopicsRegex)
 	case regex != "":
 		s.topicsRegex = subscriptionPattern(regex)
 	}
 	for _, t := range s.topics {
 		if strings.HasPrefix(t, "^") {
-			return settings{}, fmt.Errorf("%s: %q looks like a regular expression; put patterns in %s", KeyTopics, t, KeyTopicsRegex)
+			bad(KeyTopics, "%q looks like a regular expression; put patterns in %s", t, KeyTopicsRegex)
 		}
 	}
 	if s.groupID == "" {
 		s.groupID = "connect-" + connector
 	}
 	if strings.TrimSpace(cfg.String(KeyBootstrapServers)) == "" {
-		return settings{}, fmt.Errorf("%s is empty: set the brokers to bootstrap from, host:port", KeyBootstrapServers)
+		bad(KeyBootstrapServers, "empty: set the brokers to bootstrap from, host:port")
 	}
 
 	km, err := kafkaConfig(cfg, s, connector, task)
 	if err != nil {
-		return settings{}, err
+		errs = append(errs, err)
 	}
 	s.kafka = km
 
 	url := strings.TrimSpace(cfg.String(KeyRegistryURL))
 	if url == "" {
-		return settings{}, fmt.Errorf("%s is not set: %s=avro needs a Schema Registry (e.g. http://localhost:8081)", KeyRegistryURL, KeyValueFormat)
+		bad(KeyRegistryURL, "not set: %s=avro needs a Schema Registry (e.g. http://localhost:8081)", KeyValueFormat)
 	}
 	s.registry = schemas.RegistryConfig{
 		URL:             url,
@@ -281,18 +303,21 @@ func parseSettings(raw sdk.Config, connector string, task int) (settings, error)
 	}
 	if ts := strings.TrimSpace(cfg.String(KeyRegistryTruststore)); ts != "" {
 		if s.registry.CAFile != "" && s.registry.CAFile != ts {
-			return settings{}, fmt.Errorf("%s and %s name different files: set one of them", KeyRegistryCALocation, KeyRegistryTruststore)
+			bad(KeyRegistryTruststore, "names another file than %s: set one of them", KeyRegistryCALocation)
 		}
 		s.registry.CAFile = ts
 	}
 	if ui := cfg.String(KeyRegistryUserInfo); ui != "" {
 		user, pass, ok := strings.Cut(ui, ":")
 		if !ok || user == "" {
-			return settings{}, fmt.Errorf("%s must be user:password", KeyRegistryUserInfo)
+			bad(KeyRegistryUserInfo, "must be user:password")
 		}
 		s.registry.Username, s.registry.Password = user, pass
 	}
 	s.retryTimeout = cfg.Duration(KeyRegistryRetryTimeout)
+	if len(errs) > 0 {
+		return settings{}, errors.Join(errs...)
+	}
 	return s, nil
 }
 
@@ -306,17 +331,22 @@ func subscriptionPattern(regex string) string {
 }
 
 // kafkaConfig builds the librdkafka consumer config: the user's "kafka."
-// settings, then the ones floe manages.
+// settings, then the ones floe manages. Its errors are sdk.KeyErrors on
+// the offending "kafka." keys, joined.
 func kafkaConfig(cfg sdk.Config, s settings, connector string, task int) (ckafka.ConfigMap, error) {
 	km := ckafka.ConfigMap{}
-	for k, v := range cfg.Prefixed(KeyKafkaPrefix) {
+	var errs []error
+	user := cfg.Prefixed(KeyKafkaPrefix)
+	for _, k := range slices.Sorted(maps.Keys(user)) {
 		if use, ok := managedKafkaKeys[k]; ok {
 			if use != "" {
-				return nil, fmt.Errorf("%s%s: set %s instead", KeyKafkaPrefix, k, use)
+				errs = append(errs, sdk.KeyError(KeyKafkaPrefix+k, "set %s instead", use))
+			} else {
+				errs = append(errs, sdk.KeyError(KeyKafkaPrefix+k, "floe manages this consumer setting (offsets follow the sink's checkpoints); remove it"))
 			}
-			return nil, fmt.Errorf("%s%s: floe manages this consumer setting (offsets follow the sink's checkpoints); remove it", KeyKafkaPrefix, k)
+			continue
 		}
-		km[k] = v
+		km[k] = user[k]
 	}
 	setDefault := func(k string, v ckafka.ConfigValue) {
 		if _, ok := km[k]; !ok {
@@ -340,7 +370,11 @@ func kafkaConfig(cfg sdk.Config, s settings, connector string, task int) (ckafka
 	if strategy, _ := km["partition.assignment.strategy"].(string); strategy != "" && strings.TrimSpace(strategy) != "cooperative-sticky" {
 		// Eager assignors revoke everything at every rebalance; the
 		// incremental handling here needs the cooperative protocol.
-		return nil, fmt.Errorf("%spartition.assignment.strategy=%s: the kafka source needs cooperative-sticky (incremental rebalancing); remove the setting", KeyKafkaPrefix, strategy)
+		errs = append(errs, sdk.KeyError(KeyKafkaPrefix+"partition.assignment.strategy",
+			"%s: the kafka source needs cooperative-sticky (incremental rebalancing); remove the setting", strategy))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return km, nil
 }

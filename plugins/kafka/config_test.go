@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,27 +46,32 @@ func TestSettingsDefaults(t *testing.T) {
 	}
 }
 
-// Every problem is named by its key, with what to do.
+// Every problem is named by its key, with what to do, both at Open
+// (parseSettings) and in the spec's validation (config/validate), which
+// shows it under that key.
 func TestSettingsErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		edit func(map[string]string)
+		key  string // the key validation shows the error under
 		want []string
 	}{
-		{"both topic keys", func(c map[string]string) { c[KeyTopicsRegex] = "orders-.*" }, []string{KeyTopics, KeyTopicsRegex, "exactly one"}},
-		{"no topic key", func(c map[string]string) { delete(c, KeyTopics) }, []string{KeyTopics, KeyTopicsRegex, "exactly one"}},
-		{"bad regex", func(c map[string]string) { delete(c, KeyTopics); c[KeyTopicsRegex] = "orders-(" }, []string{KeyTopicsRegex}},
-		{"no bootstrap", func(c map[string]string) { delete(c, KeyBootstrapServers) }, []string{KeyBootstrapServers}},
-		{"no registry", func(c map[string]string) { delete(c, KeyRegistryURL) }, []string{KeyRegistryURL}},
-		{"managed group id", func(c map[string]string) { c["kafka.group.id"] = "x" }, []string{"kafka.group.id", KeyConsumerGroupID}},
-		{"managed auto commit", func(c map[string]string) { c["kafka.enable.auto.commit"] = "true" }, []string{"kafka.enable.auto.commit", "remove it"}},
-		{"eager assignor", func(c map[string]string) { c["kafka.partition.assignment.strategy"] = "range" }, []string{"kafka.partition.assignment.strategy", "cooperative-sticky"}},
-		{"bad reset", func(c map[string]string) { c[KeyAutoOffsetReset] = "none" }, []string{KeyAutoOffsetReset}},
-		{"bad key format", func(c map[string]string) { c[KeyKeyFormat] = "json" }, []string{KeyKeyFormat}},
-		{"bad strategy", func(c map[string]string) { c[KeySubjectStrategy] = "FooStrategy" }, []string{KeySubjectStrategy}},
-		{"user info", func(c map[string]string) { c[KeyRegistryUserInfo] = "nopassword" }, []string{KeyRegistryUserInfo, "user:password"}},
-		{"batch size", func(c map[string]string) { c[KeyBatchSize] = "0" }, []string{KeyBatchSize}},
-		{"regex in topics", func(c map[string]string) { c[KeyTopics] = "^orders-.*" }, []string{KeyTopics, KeyTopicsRegex}},
+		{"both topic keys", func(c map[string]string) { c[KeyTopicsRegex] = "orders-.*" }, KeyTopics, []string{KeyTopics, KeyTopicsRegex, "exactly one"}},
+		{"no topic key", func(c map[string]string) { delete(c, KeyTopics) }, KeyTopics, []string{KeyTopics, KeyTopicsRegex, "exactly one"}},
+		{"bad regex", func(c map[string]string) { delete(c, KeyTopics); c[KeyTopicsRegex] = "orders-(" }, KeyTopicsRegex, []string{KeyTopicsRegex}},
+		{"no bootstrap", func(c map[string]string) { delete(c, KeyBootstrapServers) }, KeyBootstrapServers, []string{KeyBootstrapServers}},
+		{"blank bootstrap", func(c map[string]string) { c[KeyBootstrapServers] = " " }, KeyBootstrapServers, []string{KeyBootstrapServers, "host:port"}},
+		{"no registry", func(c map[string]string) { delete(c, KeyRegistryURL) }, KeyRegistryURL, []string{KeyRegistryURL}},
+		{"managed group id", func(c map[string]string) { c["kafka.group.id"] = "x" }, "kafka.group.id", []string{"kafka.group.id", KeyConsumerGroupID}},
+		{"managed auto commit", func(c map[string]string) { c["kafka.enable.auto.commit"] = "true" }, "kafka.enable.auto.commit", []string{"kafka.enable.auto.commit", "remove it"}},
+		{"eager assignor", func(c map[string]string) { c["kafka.partition.assignment.strategy"] = "range" }, "kafka.partition.assignment.strategy", []string{"kafka.partition.assignment.strategy", "cooperative-sticky"}},
+		{"bad reset", func(c map[string]string) { c[KeyAutoOffsetReset] = "none" }, KeyAutoOffsetReset, []string{KeyAutoOffsetReset}},
+		{"bad key format", func(c map[string]string) { c[KeyKeyFormat] = "json" }, KeyKeyFormat, []string{KeyKeyFormat}},
+		{"bad strategy", func(c map[string]string) { c[KeySubjectStrategy] = "FooStrategy" }, KeySubjectStrategy, []string{KeySubjectStrategy}},
+		{"user info", func(c map[string]string) { c[KeyRegistryUserInfo] = "nopassword" }, KeyRegistryUserInfo, []string{KeyRegistryUserInfo, "user:password"}},
+		{"truststore", func(c map[string]string) { c[KeyRegistryCALocation] = "/a.pem"; c[KeyRegistryTruststore] = "/b.pem" }, KeyRegistryTruststore, []string{KeyRegistryTruststore, KeyRegistryCALocation}},
+		{"batch size", func(c map[string]string) { c[KeyBatchSize] = "0" }, KeyBatchSize, []string{KeyBatchSize}},
+		{"regex in topics", func(c map[string]string) { c[KeyTopics] = "^orders-.*" }, KeyTopics, []string{KeyTopics, KeyTopicsRegex}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -79,7 +86,38 @@ func TestSettingsErrors(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
+			var ce sdk.ConfigError
+			if !errors.As(err, &ce) {
+				t.Errorf("error %q holds no sdk.ConfigError", err)
+			}
+			errs := spec().Validate(cfg)
+			if len(errs) != 1 || errs[0].Key != c.key {
+				t.Errorf("validation reports %q, want one error under %s", errs, c.key)
+			}
 		})
+	}
+}
+
+// The e2e case: a connector config without topics or topics.regex is
+// refused by validation, under topics, rather than at the task's Open; and
+// every problem is reported at once.
+func TestValidateNeedsTopics(t *testing.T) {
+	cfg := minimalConfig()
+	delete(cfg, KeyTopics)
+	cfg["name"], cfg["connector.class"], cfg["source"] = "x", "iceberg", "kafka"
+	errs := spec().Validate(cfg)
+	if len(errs) != 1 || errs[0].Error() != "topics: set topics or topics.regex (exactly one of them)" {
+		t.Fatalf("validation = %q; want topics: set topics or topics.regex …", errs)
+	}
+	delete(cfg, KeyRegistryURL)
+	cfg["kafka.group.id"] = "g"
+	errs = spec().Validate(cfg)
+	var keys []string
+	for _, e := range errs {
+		keys = append(keys, e.Key)
+	}
+	if want := []string{KeyTopics, "kafka.group.id", KeyRegistryURL}; !slices.Equal(keys, want) {
+		t.Fatalf("validation reports %q; want errors under %v", errs, want)
 	}
 }
 

@@ -33,7 +33,10 @@ func (p *Process) Describe(ctx context.Context) ([]Component, error) {
 }
 
 // Validate checks config against one component's spec, in the plugin (so
-// the plugin's own validators run).
+// the plugin's own validators run: field checks, then, when they pass, the
+// whole-config checks of sdk.Spec.WithCheck). An error with an empty Key is
+// about the config as a whole: show it under the key that names the
+// component (connector.class for a sink, source for a source, ...).
 func (p *Process) Validate(ctx context.Context, kind sdk.Kind, component string, config map[string]string) ([]sdk.ConfigError, error) {
 	resp, err := p.describe.Validate(ctx, &pb.ValidateRequest{Kind: kindToProto(kind), Component: component, Config: config})
 	if err != nil {

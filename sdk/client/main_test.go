@@ -11,8 +11,9 @@ import (
 	"github.com/floehq/floe/sdk/client"
 )
 
-// testPlugin is the path of testdata/testplugin, built once by TestMain.
-var testPlugin string
+// testPlugin and foreignPlugin are the paths of testdata/testplugin and
+// testdata/foreign, built once by TestMain.
+var testPlugin, foreignPlugin string
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv("FLOE_TEST_HOST_PLUGIN"); path != "" {
@@ -25,11 +26,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testPlugin = filepath.Join(dir, "floe-plugin-clienttest")
-	cmd := exec.Command("go", "build", "-o", testPlugin, "./testdata/testplugin")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build testdata/testplugin:", err)
-		os.Exit(1)
+	foreignPlugin = filepath.Join(dir, "floe-plugin-foreign")
+	for pkg, out := range map[string]string{"./testdata/testplugin": testPlugin, "./testdata/foreign": foreignPlugin} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)

@@ -97,6 +97,7 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 	t := newTail(tailLines)
 	cmd := exec.Command(opts.Path)
 	cmd.Env = append(os.Environ(), opts.Env...)
+	dieWithHost(cmd)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config(),
 		VersionedPlugins: map[int]plugin.PluginSet{handshake.ProtocolVersion: hostPluginSet()},

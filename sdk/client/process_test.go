@@ -354,11 +354,24 @@ func TestPluginRunByHand(t *testing.T) {
 // A plugin whose host died (kill -9) exits instead of living on with what
 // its tasks hold.
 func TestPluginExitsWithItsHost(t *testing.T) {
+	checkExitsWithHost(t, testPlugin, 10*time.Second)
+}
+
+// A plugin not built on sdk.Serve, which does not watch its parent, still
+// dies with its host: floe starts plugins with a parent-death signal.
+func TestForeignPluginExitsWithItsHost(t *testing.T) {
+	checkExitsWithHost(t, foreignPlugin, 5*time.Second)
+}
+
+// checkExitsWithHost starts the plugin at path from a host process, kills
+// the host with SIGKILL, and waits up to within for the plugin to be gone.
+func checkExitsWithHost(t *testing.T, path string, within time.Duration) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("checks /proc")
 	}
 	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), "FLOE_TEST_HOST_PLUGIN="+testPlugin)
+	host.Env = append(os.Environ(), "FLOE_TEST_HOST_PLUGIN="+path)
 	out, err := host.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -375,16 +388,41 @@ func TestPluginExitsWithItsHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = host.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(within)
 	for {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil || strings.Contains(string(stat), ") Z ") {
 			return // gone (or a zombie waiting for init to reap it)
 		}
 		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("plugin %d still runs 10 s after its host was killed", pid)
+			if proc, err := os.FindProcess(pid); err == nil {
+				_ = proc.Kill()
+			}
+			t.Fatalf("plugin %d still runs %v after its host was killed", pid, within)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A SIGTERM while the host runs (a service manager signalling the whole
+// group, say) leaves the plugin serving: the host's shutdown still needs
+// it, and the host ends it itself.
+func TestPluginIgnoresSIGTERMWhileItsHostRuns(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("sends a signal")
+	}
+	p := start(t, client.StartOptions{})
+	proc, err := os.FindProcess(p.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := p.Describe(ctx); err != nil {
+		t.Fatalf("after a SIGTERM with its host running, the plugin no longer answers: %v", err)
 	}
 }

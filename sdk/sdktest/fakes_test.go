@@ -31,6 +31,8 @@ type fakeSource struct {
 	intTimestamp    bool // __timestamp as int64
 	ignoreRejection bool // hand on rows of a rejected schema
 	badConfigError  bool // Open fails on a bad "rows" without naming the key
+	openOnlyRule    bool // Open refuses rows over 1000, which the spec does not say
+	checkedRule     bool // the spec's check refuses rows over 1000, as Open does
 	failCommit      bool // Commit fails
 	endAfter        int64
 }
@@ -42,18 +44,35 @@ func (f *fakeSource) component() sdk.Component {
 	if f.badConfigError {
 		rows = sdk.String("rows").Default("50").Describe("records per batch")
 	}
+	spec := sdk.NewSpec(rows, sdk.Password("password").Describe("a secret"))
+	if f.checkedRule {
+		spec = spec.WithCheck(func(cfg sdk.Config) error { return rowsRule(cfg.Int("rows")) })
+	}
 	return sdk.Component{
 		Name:    "fake",
 		Version: "1.0.0",
-		Spec:    sdk.NewSpec(rows, sdk.Password("password").Describe("a secret")),
+		Spec:    spec,
 		Source:  f,
 	}
+}
+
+// rowsRule is a rule a spec field does not state.
+func rowsRule(rows int) error {
+	if rows > 1000 {
+		return sdk.KeyError("rows", "at most 1000, got %d", rows)
+	}
+	return nil
 }
 
 func (f *fakeSource) Open(_ context.Context, req sdk.SourceOpenRequest) (sdk.SourceTask, error) {
 	rows, err := strconv.Atoi(req.Config.String("rows"))
 	if err != nil {
 		return nil, errors.New("bad configuration")
+	}
+	if f.openOnlyRule || f.checkedRule {
+		if err := rowsRule(rows); err != nil {
+			return nil, err
+		}
 	}
 	return &fakeSourceTask{f: f, host: req.Host, rows: int64(rows), next: map[string]int64{}, opened: time.Now()}, nil
 }

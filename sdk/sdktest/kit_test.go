@@ -43,6 +43,17 @@ func TestSourceKitBounded(t *testing.T) {
 	expectClean(t, r)
 }
 
+// A rule between keys stated with Spec.WithCheck satisfies invalid_config:
+// Validate refuses what Open refuses.
+func TestSourceKitCheckedRule(t *testing.T) {
+	c := fakeSourceCase(only(sourceChecks, CheckInvalidConfig))
+	c.InvalidConfig = map[string]string{"rows": "5000"}
+	r := newRecorder("kit")
+	sourceKit(r, InProcess((&fakeSource{checkedRule: true}).component()), c)
+	r.finish()
+	expectClean(t, r)
+}
+
 func TestSourceKitCatches(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -63,6 +74,8 @@ func TestSourceKitCatches(t *testing.T) {
 		{"config error without the key", &fakeSource{badConfigError: true}, CheckInvalidConfig, `does not name the key "rows"`,
 			func(c *SourceCase) { c.InvalidConfig = map[string]string{"rows": "many"} }},
 		{"commit fails", &fakeSource{failCommit: true}, CheckLifecycle, "Commit of the positions the task handed on", nil},
+		{"rule only Open knows", &fakeSource{openOnlyRule: true}, CheckInvalidConfig, "but Validate accepted it",
+			func(c *SourceCase) { c.InvalidConfig = map[string]string{"rows": "5000"} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,8 +22,9 @@ type MaintenanceCase struct {
 	FreshConfig func(t testing.TB) map[string]string
 	// Force names tasks the cycles force (default none: triggers decide).
 	Force []string
-	// InvalidConfig maps keys to values Open must refuse, with an error
-	// naming the key; when empty the kit derives some from the spec.
+	// InvalidConfig maps keys to values Open must refuse, naming the key,
+	// and so must Validate for keys the component declares; when empty
+	// the kit derives some from the spec.
 	InvalidConfig map[string]string
 	// NotSecret lists keys whose names look like secrets but are not.
 	NotSecret []string
@@ -120,7 +121,7 @@ func (k *maintenanceKitRun) spec(t tb, s *session, cfg map[string]string) {
 
 func (k *maintenanceKitRun) invalidConfig(t tb, s *session, cfg map[string]string) {
 	comp := s.describe(sdk.KindMaintenance, k.c.Component)
-	checkInvalidConfig(t, invalidConfigs(comp, cfg, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
+	checkInvalidConfig(t, s, comp, invalidConfigs(comp, cfg, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
 		ctx, cancel := s.callCtx(callTimeout)
 		defer cancel()
 		task, err := s.p.OpenMaintenance(ctx, client.MaintenanceOpen{Component: k.c.Component, Connector: "sdktest", Config: bad})

@@ -30,8 +30,9 @@ type PartitionerCase struct {
 	// Goroutines is how many goroutines call Partition at once in the
 	// concurrency check (default 8).
 	Goroutines int
-	// InvalidConfig maps keys to values Open must refuse, with an error
-	// naming the key; when empty the kit derives some from the spec.
+	// InvalidConfig maps keys to values Open must refuse, naming the key,
+	// and so must Validate for keys the component declares; when empty
+	// the kit derives some from the spec.
 	InvalidConfig map[string]string
 	// NotSecret lists keys whose names look like secrets but are not.
 	NotSecret []string
@@ -145,7 +146,7 @@ func (k *partitionerKitRun) spec(t tb, s *session, _ []client.Batch) {
 
 func (k *partitionerKitRun) invalidConfig(t tb, s *session, _ []client.Batch) {
 	comp := s.describe(sdk.KindPartitioner, k.c.Component)
-	checkInvalidConfig(t, invalidConfigs(comp, k.c.Config, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
+	checkInvalidConfig(t, s, comp, invalidConfigs(comp, k.c.Config, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
 		ctx, cancel := s.callCtx(callTimeout)
 		defer cancel()
 		task, err := s.p.OpenPartitioner(ctx, client.PartitionerOpen{

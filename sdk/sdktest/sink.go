@@ -27,8 +27,9 @@ type SinkCase struct {
 	// SampleBatches(2, 4, 250). Batches of one partition must chain. The
 	// kit does not release them.
 	Batches []sdk.Batch
-	// InvalidConfig maps keys to values Open must refuse, with an error
-	// naming the key; when empty the kit derives some from the spec.
+	// InvalidConfig maps keys to values Open must refuse, naming the key,
+	// and so must Validate for keys the component declares; when empty
+	// the kit derives some from the spec.
 	InvalidConfig map[string]string
 	// NotSecret lists keys whose names look like secrets but are not.
 	NotSecret []string
@@ -144,7 +145,7 @@ func (k *sinkKitRun) spec(t tb, s *session, cfg map[string]string, _ []client.Ba
 
 func (k *sinkKitRun) invalidConfig(t tb, s *session, cfg map[string]string, _ []client.Batch) {
 	comp := s.describe(sdk.KindSink, k.c.Component)
-	checkInvalidConfig(t, invalidConfigs(comp, cfg, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
+	checkInvalidConfig(t, s, comp, invalidConfigs(comp, cfg, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
 		ctx, cancel := s.callCtx(callTimeout)
 		defer cancel()
 		task, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: "sdktest", Config: bad, Writers: k.c.Writers})

@@ -42,9 +42,11 @@ type SourceCase struct {
 	// ReadTimeout is how long the kit waits for the source to produce
 	// anything before it gives up (default 10 s).
 	ReadTimeout time.Duration
-	// InvalidConfig maps keys to values Open must refuse, with an error
-	// naming the key. When empty, the kit derives up to three from the spec,
-	// and skips the check if it can derive none.
+	// InvalidConfig maps keys to values Open must refuse, naming the key,
+	// and so must Validate for keys the component declares. Each is set
+	// on top of Config, so a value may break a rule between keys. When
+	// empty, the kit derives up to three from the spec, and skips the
+	// check if it can derive none.
 	InvalidConfig map[string]string
 	// NotSecret lists keys whose names look like secrets but are not.
 	NotSecret []string
@@ -73,7 +75,9 @@ const (
 //   - spec: the config declaration is well formed (unique keys, known
 //     types, defaults that pass their own validation, secrets marked as
 //     such) and the case's Config is valid.
-//   - invalid_config: Open refuses a bad config with an error naming the key.
+//   - invalid_config: Open refuses a bad config with an error naming the
+//     key, and, for a key the component declares, Validate
+//     (config/validate) refuses it too, under that key.
 //   - lifecycle: Open, Read, Commit of the positions read, Close; calls
 //     after Close fail.
 //   - batches_chain: per partition each batch's From is the previous Next,
@@ -183,7 +187,7 @@ func (k *sourceKitRun) spec(t tb, s *session, cfg map[string]string) {
 
 func (k *sourceKitRun) invalidConfig(t tb, s *session, cfg map[string]string) {
 	comp := s.describe(sdk.KindSource, k.c.Component)
-	checkInvalidConfig(t, invalidConfigs(comp, cfg, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
+	checkInvalidConfig(t, s, comp, invalidConfigs(comp, cfg, k.c.InvalidConfig), func(bad map[string]string) (func(), error) {
 		ctx, cancel := s.callCtx(callTimeout)
 		defer cancel()
 		task, err := s.p.OpenSource(ctx, client.SourceOpen{

@@ -165,9 +165,13 @@ func invalidConfigs(c client.Component, base, given map[string]string) []badConf
 }
 
 // checkInvalidConfig is the "invalid_config" check: open must refuse each
-// bad config with an error naming the key. open returns a close function
-// when it (wrongly) succeeds.
-func checkInvalidConfig(t tb, bad []badConfig, open func(cfg map[string]string) (closeFn func(), err error)) {
+// bad config with an error naming the key, and when the component declares
+// the key, Validate (the REST API's config/validate) must refuse it too,
+// under that key, so such a config is never accepted and then fails when
+// its task starts. (A key another component declares, such as a sink's key
+// a partitioner reads, is that component's to validate.) open returns a
+// close function when it (wrongly) succeeds.
+func checkInvalidConfig(t tb, s *session, comp client.Component, bad []badConfig, open func(cfg map[string]string) (closeFn func(), err error)) {
 	t.Helper()
 	if len(bad) == 0 {
 		t.Skip("no invalid config given and none derivable from the spec (no typed, enumerated or required keys)")
@@ -182,5 +186,28 @@ func checkInvalidConfig(t tb, bad []badConfig, open func(cfg map[string]string) 
 		if !strings.Contains(err.Error(), b.key) {
 			t.Errorf("Open refused the config %s, but its error does not name the key %q: %v", b.what, b.key, err)
 		}
+		if !declares(comp, b.key) {
+			continue
+		}
+		ctx, cancel := s.callCtx(callTimeout)
+		errs, verr := s.p.Validate(ctx, comp.Kind, comp.Name, b.config)
+		cancel()
+		switch {
+		case verr != nil:
+			t.Errorf("Validate of the config %s: %v", b.what, verr)
+		case len(errs) == 0:
+			t.Errorf("Open refused the config %s (%v), but Validate accepted it, so config/validate and a create would too; "+
+				"state the rule in the spec, with a field check or sdk.Spec.WithCheck returning sdk.KeyError(%q, ...)", b.what, err, b.key)
+		case !slices.ContainsFunc(errs, func(e sdk.ConfigError) bool { return e.Key == b.key || strings.Contains(e.Message, b.key) }):
+			t.Errorf("Validate refused the config %s, but under other keys (%v); return sdk.KeyError(%q, ...) so config/validate shows it there", b.what, errs, b.key)
+		}
 	}
+}
+
+// declares reports whether the component declares key, exactly or by a
+// prefix field.
+func declares(c client.Component, key string) bool {
+	return slices.ContainsFunc(c.Fields, func(f sdk.Field) bool {
+		return f.Name == key || (f.Prefix && strings.HasPrefix(key, f.Name))
+	})
 }

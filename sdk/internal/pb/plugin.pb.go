@@ -474,8 +474,11 @@ func (x *ValidateRequest) GetConfig() map[string]string {
 }
 
 type ValidateResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Errors        []*ConfigError         `protobuf:"bytes,1,rep,name=errors,proto3" json:"errors,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// errors lists every problem: the fields' own checks first; only when
+	// they all pass, the component's whole-config checks (rules between
+	// keys).
+	Errors        []*ConfigError `protobuf:"bytes,1,rep,name=errors,proto3" json:"errors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -518,9 +521,14 @@ func (x *ValidateResponse) GetErrors() []*ConfigError {
 }
 
 type ConfigError struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key is the config key the problem is about. It is empty for a problem
+	// with the config as a whole; the host shows those under the key that
+	// names the component (connector.class for a sink, source for a source,
+	// partitioner, maintenance).
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// message says what is expected, without repeating the key.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
