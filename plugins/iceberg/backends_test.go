@@ -8,8 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/floehq/floe/plugins/iceberg"
 	_ "github.com/floehq/floe/lake/backends"
+	"github.com/floehq/floe/plugins/iceberg"
 	"github.com/floehq/floe/sdk"
 )
 

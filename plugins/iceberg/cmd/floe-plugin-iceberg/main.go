@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/floehq/floe/plugins/iceberg"
 	_ "github.com/floehq/floe/lake/backends" // rest, glue, hive, hadoop catalogs; s3, gs, abfs storage
+	"github.com/floehq/floe/plugins/iceberg"
 	"github.com/floehq/floe/sdk"
 )
 
