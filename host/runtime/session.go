@@ -80,7 +80,6 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 		cfg[KeyOffsetsReset] = string(b)
 	case errors.Is(err, store.ErrNotFound):
 		ov = store.Override{}
-		err = nil
 	default:
 		return nil, fmt.Errorf("read offset override: %w", err)
 	}

@@ -74,7 +74,7 @@ func (t *task) Frontier(ctx context.Context) (sdk.Frontier, error) {
 		}
 		st := t.knownTable(name)
 		if st == nil {
-			if st, err = t.adopt(name, tbl); err != nil {
+			if _, err := t.adopt(name, tbl); err != nil {
 				return sdk.Frontier{}, err
 			}
 		} else {

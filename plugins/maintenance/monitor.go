@@ -209,11 +209,10 @@ func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *tab
 // readManifestStats counts the live entries of one manifest.
 func readManifestStats(fs iceio.IO, mf iceberg.ManifestFile, specs map[int]iceberg.PartitionSpec, smallLimit int64) (*manifestStats, error) {
 	st := &manifestStats{parts: map[string]partitionStats{}}
-	entries, err := mf.FetchEntries(fs, true)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", mf.FilePath(), err)
-	}
-	for _, e := range entries {
+	for e, err := range mf.Entries(fs, true) {
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", mf.FilePath(), err)
+		}
 		df := e.DataFile()
 		if df.ContentType() != iceberg.EntryContentData {
 			st.deleteFiles++

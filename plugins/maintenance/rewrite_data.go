@@ -306,11 +306,10 @@ func liveDataFiles(ctx context.Context, tbl *table.Table) (map[string]bool, erro
 		if m.ManifestContent() != iceberg.ManifestContentData {
 			continue
 		}
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
 			live[e.DataFile().FilePath()] = true
 		}
 	}
@@ -352,11 +351,10 @@ func recentFiles(ctx context.Context, tbl *table.Table, cutoff time.Time) (map[s
 		if m.ManifestContent() != iceberg.ManifestContentData || !newer(m.SnapshotID()) {
 			continue
 		}
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
 			if newer(e.SnapshotID()) {
 				recent[e.DataFile().FilePath()] = true
 			}
