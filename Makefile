@@ -6,7 +6,8 @@ PLUGIN_DIR := $(BIN)/plugins
 # Every plugin binary lives at <module dir>/cmd/floe-plugin-<name>.
 PLUGIN_CMDS := $(wildcard plugins/*/cmd/floe-plugin-*)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/floehq/floe/host/cli.Version=$(VERSION)
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -X github.com/floehq/floe/host/cli.Version=$(VERSION) -X github.com/floehq/floe/host/cli.Commit=$(COMMIT)
 SERVICES_ENV ?= $(or $(FLOE_SERVICES_DIR),/tmp/floe-services)/env
 GOLANGCI_LINT_VERSION := v2.15.0
 PROTOC_GEN_GO_VERSION := v1.36.12

@@ -19,6 +19,13 @@ import (
 // back to the module version in the binary's build info.
 var Version = ""
 
+// Commit is the commit floe was built from, set at build time by the
+// Makefile (-ldflags "-X github.com/floehq/floe/host/cli.Commit=…", from
+// git rev-parse --short HEAD). Empty falls back to the vcs.revision the Go
+// toolchain stamped in the build info, when it did. GET / and
+// `floe version` show it.
+var Commit = ""
+
 // App runs floe's subcommands. Its fields are where output goes; the zero
 // value is not usable, see [Run] for the process's own.
 type App struct {
@@ -161,13 +168,13 @@ func (e *exitError) Error() string {
 
 // version returns floe's version and the commit it was built from.
 func version() (ver, commit string) {
-	ver = Version
+	ver, commit = Version, Commit
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if ver == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 			ver = info.Main.Version
 		}
 		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" {
+			if s.Key == "vcs.revision" && commit == "" {
 				commit = s.Value
 			}
 		}

@@ -85,6 +85,9 @@ func TestPluginsList(t *testing.T) {
 	}
 	r = runApp(t, nil, "plugins", "--plugin-path", dir+","+broken)
 	r.wants(t, 0, []string{"test-source"}, []string{"plugin problem", "floe-plugin-broken", "skipped"})
+	if n := strings.Count(r.stderr, "floe-plugin-broken"); n != 1 {
+		t.Errorf("the broken plugin is reported %d times, want once:\n%s", n, r.stderr)
+	}
 
 	runApp(t, nil, "plugins", "--plugin-path", t.TempDir()).wants(t, 1, nil, []string{"no plugins found", "make build", "--plugin-path"})
 	runApp(t, nil, "plugins", "frobnicate").wants(t, 2, nil, []string{`unknown subcommand "frobnicate"`})

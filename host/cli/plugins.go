@@ -45,12 +45,42 @@ func (a *App) scan(ctx context.Context, ps pluginSource, logs *slog.Logger) (*re
 	if ps.pluginPath != "" {
 		dirs = splitList(ps.pluginPath, ",")
 	}
-	reg, problems := registry.Scan(ctx, dirs, cacheDir, logs)
+	// The registry logs each problem too; printProblems says it once,
+	// with what happens next, whatever the log level.
+	reg, problems := registry.Scan(ctx, dirs, cacheDir, slog.New(dropMessage{h: logs.Handler(), msg: registryProblem}))
 	a.printProblems(problems)
 	if len(reg.Components()) == 0 {
 		return reg, fmt.Errorf("no plugins found in %s: run `make build` to build the plugins into bin/plugins, or point --plugin-path (or the worker config's plugin.path) at the folder holding the floe-plugin-* binaries", strings.Join(dirs, ", "))
 	}
 	return reg, nil
+}
+
+// registryProblem is the message registry.Scan logs each problem with
+// (TestPluginsList checks that a problem is shown once).
+const registryProblem = "plugin problem"
+
+// dropMessage is a slog.Handler that leaves out the records whose message
+// is msg.
+type dropMessage struct {
+	h   slog.Handler
+	msg string
+}
+
+func (d dropMessage) Enabled(ctx context.Context, l slog.Level) bool { return d.h.Enabled(ctx, l) }
+
+func (d dropMessage) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == d.msg {
+		return nil
+	}
+	return d.h.Handle(ctx, r)
+}
+
+func (d dropMessage) WithAttrs(as []slog.Attr) slog.Handler {
+	return dropMessage{h: d.h.WithAttrs(as), msg: d.msg}
+}
+
+func (d dropMessage) WithGroup(name string) slog.Handler {
+	return dropMessage{h: d.h.WithGroup(name), msg: d.msg}
 }
 
 // printProblems prints each plugin file a scan could not use.

@@ -243,3 +243,50 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("log = %q", logBuf.String())
 	}
 }
+
+// TestServerInfoShowsCommit runs the real worker: GET / answers the
+// version and commit set at build time (the Makefile's -X flags).
+func TestServerInfoShowsCommit(t *testing.T) {
+	oldV, oldC := Version, Commit
+	Version, Commit = "1.2.3", "abc1234"
+	t.Cleanup(func() { Version, Commit = oldV, oldC })
+	runApp(t, nil, "version").wants(t, 0, []string{"floe 1.2.3 (commit abc1234)"}, nil)
+
+	d := newStandaloneDir(t, "")
+	app := &App{}
+	var out, errOut syncBuffer
+	app.Stdout, app.Stderr = &out, &errOut
+	app.Getenv = func(string) string { return "" }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- app.Run(ctx, []string{"standalone", d.workerFile}) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("standalone did not stop")
+		}
+	}()
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := urlRE.FindStringSubmatch(errOut.String()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		t.Fatalf("no REST URL logged: %s", errOut.String())
+	}
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	if info["version"] != "1.2.3" || info["commit"] != "abc1234" {
+		t.Errorf("GET / = %v, want version 1.2.3 and commit abc1234", info)
+	}
+}

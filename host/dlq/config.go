@@ -2,8 +2,10 @@ package dlq
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Connector config keys this package reads. The worker declares them in
@@ -17,6 +19,9 @@ const (
 	KeyLogEnable          = "errors.log.enable"
 	KeyLogIncludeMessages = "errors.log.include.messages"
 	KeyKafkaBootstrap     = "kafka.bootstrap.servers"
+	// KeyKafkaPrefix is the prefix of the source's librdkafka settings;
+	// the ones that say how to connect are inherited (see ParseConfig).
+	KeyKafkaPrefix = "kafka."
 )
 
 const (
@@ -38,9 +43,63 @@ type Config struct {
 	Producer           map[string]string
 	LogEnable          bool
 	LogIncludeMessages bool
+	// ConnectTimeout bounds connecting to the broker and creating the
+	// topic, once per producer; 0 means DefaultConnectTimeout. Not a
+	// connector key: tests shorten it.
+	ConnectTimeout time.Duration
+}
+
+// DefaultConnectTimeout bounds connecting the dead-letter producer and
+// creating its topic: past it, the Report that waits fails the task with
+// the producer's last errors.
+const DefaultConnectTimeout = 30 * time.Second
+
+// inheritedExact and inheritedPrefixes are the librdkafka settings that
+// say how to reach and authenticate to a cluster. The dead-letter producer
+// takes them from the connector's kafka.* keys when it talks to the same
+// cluster. Consumer-only settings (group.id, fetch.*, auto.offset.reset…)
+// and client.id (the producer names itself) are not among them.
+var (
+	inheritedExact = []string{
+		"security.protocol",
+		"enable.ssl.certificate.verification",
+		"enable.sasl.oauthbearer.unsecure.jwt",
+		"client.dns.lookup",
+		"broker.address.family",
+		"broker.address.ttl",
+		"connections.max.idle.ms",
+		"api.version.request",
+		"api.version.request.timeout.ms",
+		"api.version.fallback.ms",
+		"broker.version.fallback",
+	}
+	inheritedPrefixes = []string{"sasl.", "ssl.", "socket.", "reconnect.backoff."}
+)
+
+// inherited reports whether the librdkafka setting key (without the
+// kafka. prefix) is about connecting, so the producer takes it too.
+func inherited(key string) bool {
+	if slices.Contains(inheritedExact, key) {
+		return true
+	}
+	for _, p := range inheritedPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseConfig reads a connector's errors.* keys. Errors name the key.
+//
+// The producer's settings are the errors.deadletterqueue.producer.* keys.
+// Without errors.deadletterqueue.producer.bootstrap.servers the producer
+// talks to the source's cluster: it takes kafka.bootstrap.servers and the
+// connector's kafka.* settings that say how to connect (security.protocol,
+// sasl.*, ssl.*, socket.*, client.dns.lookup, …), so a SASL or TLS source
+// has a dead-letter queue that reaches the same brokers. A producer.* key
+// always wins over an inherited one. With its own bootstrap.servers the
+// producer inherits nothing: it is another cluster.
 func ParseConfig(connector string, cfg map[string]string) (Config, error) {
 	c := Config{
 		Connector:         connector,
@@ -81,6 +140,15 @@ func ParseConfig(connector string, cfg map[string]string) (Config, error) {
 	if _, ok := c.Producer[bootstrapServers]; !ok {
 		if b := strings.TrimSpace(cfg[KeyKafkaBootstrap]); b != "" {
 			c.Producer[bootstrapServers] = b
+		}
+		for k, v := range cfg {
+			rest, ok := strings.CutPrefix(k, KeyKafkaPrefix)
+			if !ok || !inherited(rest) {
+				continue
+			}
+			if _, set := c.Producer[rest]; !set {
+				c.Producer[rest] = v
+			}
 		}
 	}
 	if c.Topic != "" && c.TolerateAll && c.Producer[bootstrapServers] == "" {

@@ -1,14 +1,19 @@
 package dlq
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/sdk"
 )
@@ -226,5 +231,219 @@ func produceAndConsume(t *testing.T, bootstrap string, rf int, precreate func(st
 	if string(got[1].Value) != "v6" || h["trace"] != "abc" || h[HeaderOffset] != "6" || h[HeaderStage] != "SCHEMA" ||
 		h[HeaderTaskID] != "1" || h[HeaderTopic] != "orders" || h[HeaderPartition] != "0" {
 		t.Fatalf("second dead letter: value %q headers %v", got[1].Value, h)
+	}
+}
+
+func TestParseConfigInheritsConnectionSettings(t *testing.T) {
+	src := map[string]string{
+		KeyTolerance: "all", KeyTopic: "dlq",
+		"kafka.bootstrap.servers":                "k:9093",
+		"kafka.security.protocol":                "SASL_SSL",
+		"kafka.sasl.mechanisms":                  "SCRAM-SHA-256",
+		"kafka.sasl.username":                    "floe",
+		"kafka.sasl.password":                    "secret",
+		"kafka.ssl.ca.location":                  "/ca.pem",
+		"kafka.client.dns.lookup":                "use_all_dns_ips",
+		"kafka.socket.timeout.ms":                "5000",
+		"kafka.fetch.max.bytes":                  "1000",       // consumer only
+		"kafka.group.instance.id":                "x",          // consumer only
+		"kafka.client.id":                        "the-source", // the producer names itself
+		KeyProducerPrefix + "sasl.username":      "dlq-writer", // producer.* wins
+		KeyProducerPrefix + "message.timeout.ms": "60000",
+	}
+	c, err := ParseConfig("c", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"bootstrap.servers": "k:9093", "security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-256",
+		"sasl.username": "dlq-writer", "sasl.password": "secret", "ssl.ca.location": "/ca.pem",
+		"client.dns.lookup": "use_all_dns_ips", "socket.timeout.ms": "5000", "message.timeout.ms": "60000",
+	}
+	if len(c.Producer) != len(want) {
+		t.Errorf("producer settings %v, want %v", c.Producer, want)
+	}
+	for k, v := range want {
+		if c.Producer[k] != v {
+			t.Errorf("producer %s = %q, want %q", k, c.Producer[k], v)
+		}
+	}
+
+	// Another cluster: nothing is inherited.
+	src[KeyProducerPrefix+"bootstrap.servers"] = "other:9092"
+	c, err = ParseConfig("c", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Producer["security.protocol"]; ok || c.Producer["bootstrap.servers"] != "other:9092" || c.Producer["sasl.password"] != "" {
+		t.Errorf("with its own bootstrap.servers the producer inherited %v", c.Producer)
+	}
+}
+
+// TestReportNamesTheProducerError: when the broker cannot be reached, the
+// error the source task fails with names the topic and what the producer
+// saw, not only a timeout; a Report cut short by its ctx does not fail.
+func TestReportNamesTheProducerError(t *testing.T) {
+	cfg, err := ParseConfig("orders", map[string]string{
+		KeyTolerance: "all", KeyTopic: "orders-dlq", KeyKafkaBootstrap: closedAddr(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnectTimeout = 3 * time.Second
+	var logs syncBuffer
+	r := NewReporter(cfg, hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug}).With("connector", "orders"))
+	defer r.Close(context.Background())
+	recs := []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize", Reason: "bad"}}
+
+	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = r.Report(short, Origin{Connector: "orders"}, recs)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Report with a short ctx: %v, want its deadline", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Report with a 200 ms ctx returned after %s", took)
+	}
+
+	ctx, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel2()
+	err = r.Report(ctx, Origin{Connector: "orders"}, recs)
+	if err == nil {
+		t.Fatal("Report to a closed port succeeded")
+	}
+	t.Logf("the source task would fail with: %v", err)
+	for _, want := range []string{"dead-letter queue orders-dlq:", "brokers are down"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Errorf("the failure came after the caller's ctx ended: it would never reach the source")
+	}
+	// librdkafka's own lines go to the connector's logger, not to stderr.
+	if out := logs.String(); !strings.Contains(out, "dead-letter producer: ") || !strings.Contains(out, "connector=orders") || !strings.Contains(out, "facility=") {
+		t.Errorf("librdkafka's logs did not reach the logger:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the producer's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// closedAddr returns a local address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestRetriedReportDoesNotProduceTwice: a Report whose ctx ends before the
+// broker acknowledges, retried with the same records (the source reads
+// them again), stores each record once.
+func TestRetriedReportDoesNotProduceTwice(t *testing.T) {
+	mc, err := kafka.NewMockCluster(1)
+	if err != nil {
+		t.Skipf("librdkafka mock cluster unavailable: %v", err)
+	}
+	defer mc.Close()
+	topic := fmt.Sprintf("floe-dlq-retry-%d", time.Now().UnixNano())
+	if err := mc.CreateTopic(topic, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig("orders", map[string]string{KeyTolerance: "all", KeyTopic: topic, KeyKafkaBootstrap: mc.BootstrapServers()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReporter(cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	defer r.Close(ctx)
+	o := Origin{Connector: "orders"}
+	if err := r.Report(ctx, o, []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.SetRoundtripDuration(1, 2*time.Second); err != nil {
+		t.Skipf("mock cluster: %v", err)
+	}
+	slow := []sdk.DeadLetter{{Partition: "orders/0", Offset: 2, Stage: "deserialize"}, {Partition: "orders/0", Offset: 3, Stage: "deserialize"}}
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	err = r.Report(short, o, slow)
+	cancelShort()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Report during a slow round trip: %v, want its deadline", err)
+	}
+	// Still slow: the retry must wait for the records in flight, not
+	// produce them again.
+	if err := r.Report(ctx, o, slow); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.SetRoundtripDuration(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kafka.NewConsumer(&kafka.ConfigMap{"bootstrap.servers": mc.BootstrapServers(), "group.id": topic, "auto.offset.reset": "earliest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Assign([]kafka.TopicPartition{{Topic: &topic, Partition: 0, Offset: kafka.OffsetBeginning}}); err != nil {
+		t.Fatal(err)
+	}
+	offsets := map[string]int{}
+	quiet := time.Now().Add(3 * time.Second)
+	for time.Now().Before(quiet) && ctx.Err() == nil {
+		m, err := c.ReadMessage(200 * time.Millisecond)
+		if err != nil {
+			continue
+		}
+		offsets[headerMap(m.Headers)[HeaderOffset]]++
+	}
+	if len(offsets) != 3 || offsets["1"] != 1 || offsets["2"] != 1 || offsets["3"] != 1 {
+		t.Fatalf("dead letters by source offset %v, want 1, 2 and 3 once each", offsets)
+	}
+}
+
+// TestProduceOverSASL stores a dead letter on the SASL listener of a real
+// broker with only the source's kafka.* settings, when FLOE_KAFKA_SASL_*
+// are set (e2e/services/up with sasl=1 prints them).
+func TestProduceOverSASL(t *testing.T) {
+	bootstrap, user, pass := os.Getenv("FLOE_KAFKA_SASL_BOOTSTRAP"), os.Getenv("FLOE_KAFKA_SASL_USER"), os.Getenv("FLOE_KAFKA_SASL_PASSWORD")
+	if bootstrap == "" || user == "" {
+		t.Skip("FLOE_KAFKA_SASL_BOOTSTRAP not set: start a broker with e2e/services/up sasl=1 to run this test")
+	}
+	cfg, err := ParseConfig("orders", map[string]string{
+		KeyTolerance: "all", KeyTopic: fmt.Sprintf("floe-dlq-sasl-%d", time.Now().UnixNano()), KeyReplicationFactor: "1",
+		"kafka.bootstrap.servers": bootstrap, "kafka.security.protocol": "SASL_PLAINTEXT",
+		"kafka.sasl.mechanisms": "SCRAM-SHA-256", "kafka.sasl.username": user, "kafka.sasl.password": pass,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := NewReporter(cfg, nil)
+	defer r.Close(ctx)
+	if err := r.Report(ctx, Origin{Connector: "orders"}, []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize"}}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,8 +18,24 @@
 // # Producer settings
 //
 // Keys errors.deadletterqueue.producer.* are handed to librdkafka with the
-// prefix removed. bootstrap.servers defaults to the connector's
-// kafka.bootstrap.servers.
+// prefix removed. Without errors.deadletterqueue.producer.bootstrap.servers
+// the producer talks to the source's cluster: bootstrap.servers is the
+// connector's kafka.bootstrap.servers, and the connector's kafka.* settings
+// that say how to connect (security.protocol, sasl.*, ssl.*, socket.*,
+// client.dns.lookup, …) come along, so a SASL or TLS source gets a
+// dead-letter queue that reaches the same brokers. A producer.* key wins
+// over an inherited one; with its own bootstrap.servers the producer
+// inherits nothing. librdkafka's log lines go to the connector's logger.
+//
+// # Failures
+//
+// Connecting and creating the topic is bounded by 30 s
+// ([DefaultConnectTimeout]), whatever the deadline of the Report that
+// started it; a Report whose ctx ends first returns, and the next one waits
+// for the same attempt, so a slow broker costs retries, not failures. When
+// the attempt or a delivery fails, the error names the topic and the
+// producer's last errors ("… 1/1 brokers are down", "SASL authentication
+// error …"), and the source task fails with it.
 //
 // # Header values
 //

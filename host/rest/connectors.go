@@ -278,10 +278,12 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, normStatus(st))
 }
 
-// restartConnector answers POST /connectors/{c}/restart. Without
-// includeTasks and onlyFailed it restarts the connector alone and answers
-// 204, as Connect did before KIP-745; otherwise 202 with the status,
-// instances to restart shown RESTARTING.
+// restartConnector answers POST /connectors/{c}/restart. floe's
+// "connector instance" is the connector's runtime, which holds its tasks
+// (see the package doc). Without includeTasks and onlyFailed it restarts
+// that runtime and answers 204 once done, as Connect did before KIP-745;
+// otherwise it answers 202 at once with the status, the instances being
+// restarted shown RESTARTING, and the restart goes on in the background.
 func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
 	includeTasks, err := boolParam(r, "includeTasks", false)
 	if err != nil {

@@ -34,6 +34,35 @@
 //	PUT    /admin/loggers                           as PUT /admin/loggers/root (floe)
 //	GET    /metrics                                 Prometheus text format
 //
+// # Tables
+//
+// GET /connectors/{c}/tables reports each table with "source":
+// "maintenance" when the connector has a maintenance plugin (it reads the
+// tables: snapshots, files, bytes, manifests), else "commits": only what
+// the sink reported of this run's commits (snapshot_id, commits,
+// committed_records, committed_files, last_commit). Counts floe does not
+// know are left out, never shown as 0.
+//
+// # Restarts
+//
+// Connect restarts a connector's Connector object and its tasks
+// separately. floe has no Connector object: a connector is its runtime
+// (its plugin processes, the pipeline of each task, the committer), so the
+// connector instance of POST /connectors/{c}/restart is that runtime.
+//
+//   - No flags: the runtime restarts whole (final commit, fresh start from
+//     the sink's frontier, every task with it); 204 once it restarted.
+//   - includeTasks=true: the same, in the background; 202 at once with the
+//     connector and every task RESTARTING.
+//   - onlyFailed=true: a connector that FAILED (or could not start)
+//     restarts whole, its tasks with it, and all show RESTARTING; a running
+//     connector with includeTasks restarts its FAILED tasks in place and
+//     only they show RESTARTING; otherwise nothing restarts.
+//
+// Instances shown RESTARTING stay so until they run again; then the status
+// moves to RUNNING (or PAUSED, or FAILED). POST
+// /connectors/{c}/tasks/{t}/restart restarts one task in place.
+//
 // # Errors
 //
 // Every error answers Connect's body, {"error_code": N, "message": "…"}:

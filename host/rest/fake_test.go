@@ -394,7 +394,9 @@ func (f *fakeWorker) Tables(ctx context.Context, name string) (worker.TablesRepo
 	if _, err := f.get(name); err != nil {
 		return worker.TablesReport{}, err
 	}
-	return worker.TablesReport{Tables: []worker.TableHealth{{Table: "demo.orders", DataFiles: 12, SmallFiles: 3, Records: 1000}}}, nil
+	n := func(v int64) *int64 { return &v }
+	return worker.TablesReport{Tables: []worker.TableHealth{{Table: "demo.orders", Source: worker.TablesFromMaintenance,
+		DataFiles: n(12), SmallFiles: n(3), Records: n(1000)}}}, nil
 }
 
 var _ worker.API = (*fakeWorker)(nil)

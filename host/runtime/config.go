@@ -113,7 +113,7 @@ func HostSpec() sdk.Spec {
 		sdk.Bool(dlq.KeyContextHeaders).Default("true").Rank(sdk.Low).InGroup(groupErrors).
 			Describe("Add Kafka Connect's __connect.errors.* headers to dead letters."),
 		sdk.Prefix(dlq.KeyProducerPrefix).Rank(sdk.Low).InGroup(groupErrors).
-			Describe("librdkafka settings of the dead-letter producer; bootstrap.servers defaults to kafka.bootstrap.servers."),
+			Describe("librdkafka settings of the dead-letter producer. Without its own bootstrap.servers it uses kafka.bootstrap.servers and the connector's kafka.* connection settings (security.protocol, sasl.*, ssl.*, …)."),
 		sdk.Bool(dlq.KeyLogEnable).Default("false").Rank(sdk.Medium).InGroup(groupErrors).
 			Describe("Log every bad record."),
 		sdk.Bool(dlq.KeyLogIncludeMessages).Default("false").Rank(sdk.Low).InGroup(groupErrors).

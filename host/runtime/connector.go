@@ -75,6 +75,9 @@ type Tuning struct {
 	// RestartStableAfter: a plugin process that lived this long resets
 	// the count of consecutive restarts. Default 60 s.
 	RestartStableAfter time.Duration
+	// DeadLetterConnectTimeout bounds connecting the dead-letter producer
+	// and creating its topic. Default dlq.DefaultConnectTimeout (30 s).
+	DeadLetterConnectTimeout time.Duration
 }
 
 func (t Tuning) withDefaults(commitInterval time.Duration) Tuning {
@@ -129,6 +132,7 @@ type Connector struct {
 	state    State
 	trace    string
 	tasks    []TaskStatus
+	reading  []bool // per task: a Read is under way
 	paused   bool
 	pauseCh  chan struct{} // closed and replaced when paused changes
 	sess     *session
@@ -189,6 +193,7 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 	}
 	opts.Tuning = opts.Tuning.withDefaults(set.CommitInterval)
 	logger := opts.Logger.With("connector", opts.Name)
+	set.DLQ.ConnectTimeout = opts.Tuning.DeadLetterConnectTimeout
 	c := &Connector{
 		opts:     opts,
 		settings: set,
@@ -198,6 +203,7 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 		roles:    map[sdk.Kind]*role{},
 		state:    StateRunning,
 		tasks:    make([]TaskStatus, set.Tasks),
+		reading:  make([]bool, set.Tasks),
 		paused:   opts.Paused,
 		pauseCh:  make(chan struct{}),
 		topics:   map[string]bool{},
@@ -273,8 +279,11 @@ func (c *Connector) stopping() bool {
 	}
 }
 
-// Pause stops reading (tasks PAUSED); writes in flight finish and
-// checkpoints go on, so what was read gets committed. Processes stay.
+// Pause stops reading; writes in flight finish and checkpoints go on, so
+// what was read gets committed. Processes stay. A task shows PAUSED once
+// the Read it had under way (at most pipeline.max.inflight.batches
+// batches) has returned, and the connector once every task has: from then
+// on nothing more is read.
 func (c *Connector) Pause() { c.setPaused(true) }
 
 // Resume undoes Pause.
@@ -289,20 +298,50 @@ func (c *Connector) setPaused(p bool) {
 	c.paused = p
 	close(c.pauseCh)
 	c.pauseCh = make(chan struct{})
+	c.settleLocked()
+}
+
+// settleLocked brings the states in line with paused: a RUNNING task is
+// PAUSED when paused and not inside a Read, a PAUSED one RUNNING when not
+// paused; the connector is PAUSED when paused and no task is reading.
+// c.mu is held.
+func (c *Connector) settleLocked() {
+	reading := false
+	for i, t := range c.tasks {
+		switch {
+		case c.paused && t.State == StateRunning && !c.reading[i]:
+			c.tasks[i].State = StatePaused
+		case !c.paused && t.State == StatePaused:
+			c.tasks[i].State = StateRunning
+		}
+		reading = reading || (c.reading[i] && c.tasks[i].State == StateRunning)
+	}
 	if c.state == StateRunning || c.state == StatePaused {
 		c.state = StateRunning
-		if p {
+		if c.paused && !reading {
 			c.state = StatePaused
 		}
 	}
-	for i, t := range c.tasks {
-		switch {
-		case p && t.State == StateRunning:
-			c.tasks[i].State = StatePaused
-		case !p && t.State == StatePaused:
-			c.tasks[i].State = StateRunning
-		}
+}
+
+// beginRead marks task i as reading, unless reading is paused (then it
+// returns false and the task must not read).
+func (c *Connector) beginRead(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused {
+		return false
 	}
+	c.reading[i] = true
+	return true
+}
+
+// endRead marks task i's Read as returned: a pause waiting for it shows.
+func (c *Connector) endRead(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reading[i] = false
+	c.settleLocked()
 }
 
 // pausedNow returns whether reading is paused and a channel closed when
@@ -331,10 +370,8 @@ func (c *Connector) setTask(i int, st State, trace string) {
 	if i < 0 || i >= len(c.tasks) {
 		return
 	}
-	if st == StateRunning && c.paused {
-		st = StatePaused
-	}
 	c.tasks[i] = TaskStatus{State: st, Trace: trace}
+	c.settleLocked()
 }
 
 func (c *Connector) taskFailed(i int) bool {
@@ -489,6 +526,34 @@ func (c *Connector) Tables(ctx context.Context) (st sdk.MaintenanceStatus, fromM
 	}
 	slices.SortFunc(tables, func(a, b sdk.TableHealth) int { return strings.Compare(a.Table, b.Table) })
 	return sdk.MaintenanceStatus{Tables: tables}, false, nil
+}
+
+// TableCommits is what this runtime's commits told about one table: the
+// sink reports per commit the snapshot it made, the records and the files;
+// nothing about the table as a whole (snapshots, bytes, manifests), which
+// only a maintenance plugin reads.
+type TableCommits struct {
+	Table string
+	// SnapshotID is the snapshot of the last commit.
+	SnapshotID int64
+	// Commits, Records and Files count since this runtime started.
+	Commits    int64
+	Records    int64
+	Files      int64
+	LastCommit time.Time
+}
+
+// CommittedTables lists the tables this runtime committed to, by name.
+func (c *Connector) CommittedTables() []TableCommits {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]TableCommits, 0, len(c.tables))
+	for name, t := range c.tables {
+		out = append(out, TableCommits{Table: name, SnapshotID: t.snapshot, Commits: t.commits,
+			Records: t.records, Files: t.files, LastCommit: t.lastCommit})
+	}
+	slices.SortFunc(out, func(a, b TableCommits) int { return strings.Compare(a.Table, b.Table) })
+	return out
 }
 
 func (c *Connector) noteTableCommits(tcs []sdk.TableCommit, at time.Time) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	goruntime "runtime"
 	"strings"
@@ -410,6 +411,40 @@ func TestPauseAndResume(t *testing.T) {
 	}
 }
 
+// TestPausedOnlyOnceReadsReturned: a Read under way when the pause comes
+// may still deliver records, so the task is not PAUSED until it returned.
+func TestPausedOnlyOnceReadsReturned(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 10, hold: make(chan struct{})}
+	e := newEnv(t, src, nil)
+	e.opts.Tuning.ReadPoll = time.Minute
+	c := e.start(context.Background())
+	waitFor(t, 5*time.Second, "both tasks inside a Read", func() bool { return src.inRead.Load() == 2 })
+	c.Pause()
+	time.Sleep(50 * time.Millisecond)
+	st := c.Status()
+	if st.State == StatePaused || st.Tasks[0].State == StatePaused || st.Tasks[1].State == StatePaused {
+		t.Fatalf("PAUSED while the Reads are under way: connector %s, tasks %s %s", st.State, st.Tasks[0].State, st.Tasks[1].State)
+	}
+	close(src.hold) // the Reads return their batches
+	waitFor(t, 5*time.Second, "PAUSED once the Reads returned", func() bool {
+		st := c.Status()
+		return st.State == StatePaused && st.Tasks[0].State == StatePaused && st.Tasks[1].State == StatePaused
+	})
+	in, reads := c.Status().Progress.RecordsIn, src.reads.Load()
+	if in == 0 {
+		t.Fatal("the Reads under way at the pause delivered nothing")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if st := c.Status(); st.Progress.RecordsIn != in || src.reads.Load() != reads {
+		t.Fatalf("read on after PAUSED: records %d -> %d, reads %d -> %d", in, st.Progress.RecordsIn, reads, src.reads.Load())
+	}
+	c.Resume()
+	waitFor(t, 5*time.Second, "reading after resume", func() bool { return src.reads.Load() > reads })
+	if st := c.Status(); st.State != StateRunning {
+		t.Fatalf("after resume: %s", st.State)
+	}
+}
+
 func TestRestartTask(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, count: 3000, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, nil)
@@ -444,6 +479,40 @@ func TestPartitionsRevokedWaitsForTheCommit(t *testing.T) {
 	for p, n := range pos {
 		if fr[p] < n {
 			t.Fatalf("PartitionsRevoked returned before %s was committed to %d (frontier %d)", p, n, fr[p])
+		}
+	}
+}
+
+// TestSlowDeadLetterQueueRetriesThenNamesTheReason: while the dead-letter
+// producer cannot connect, the task's Reads end early and the source tries
+// again (no failure from a Read's deadline); once the connect attempt
+// gives up, the task fails with the producer's reason.
+func TestSlowDeadLetterQueueRetriesThenNamesTheReason(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	src := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond,
+		letters: []sdk.DeadLetter{{Partition: "topic/0", Offset: 3, Stage: "deserialize", Reason: "bad magic byte"}}}
+	e := newEnv(t, src, map[string]string{"tasks.max": "1", "errors.tolerance": "all",
+		"errors.deadletterqueue.topic.name": "c-dlq", "errors.deadletterqueue.producer.bootstrap.servers": closed})
+	e.opts.Tuning.ReadPoll = 300 * time.Millisecond
+	e.opts.Tuning.DeadLetterConnectTimeout = 3 * time.Second
+	c := e.start(context.Background())
+	time.Sleep(2 * time.Second)
+	if st := c.Status(); st.Tasks[0].State == StateFailed {
+		t.Fatalf("the task failed while the dead-letter queue was still connecting: %s", st.Tasks[0].Trace)
+	}
+	if n := src.letterTries.Load(); n < 2 {
+		t.Fatalf("the source tried to dead-letter %d times in 2 s, want retries", n)
+	}
+	waitFor(t, 10*time.Second, "task FAILED", func() bool { return c.Status().Tasks[0].State == StateFailed })
+	trace := c.Status().Tasks[0].Trace
+	for _, want := range []string{"dead-letter queue c-dlq", "brokers are down"} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("trace %q lacks %q", trace, want)
 		}
 	}
 }
@@ -588,6 +657,10 @@ func TestTablesFromTheSink(t *testing.T) {
 	st, fromMaint, err := c.Tables(context.Background())
 	if err != nil || fromMaint || len(st.Tables) != 1 || st.Tables[0].Table != "db.t" || st.Tables[0].Records != 30 {
 		t.Fatalf("Tables() = %+v %v %v", st, fromMaint, err)
+	}
+	ct := c.CommittedTables()
+	if len(ct) != 1 || ct[0].Table != "db.t" || ct[0].Records != 30 || ct[0].Commits == 0 || ct[0].LastCommit.IsZero() {
+		t.Fatalf("CommittedTables() = %+v", ct)
 	}
 }
 

@@ -53,7 +53,10 @@
 // [Connector.Stop] (or the end of Start's ctx) stops reading, writes what
 // was read, takes a final checkpoint, waits for every commit, closes the
 // tasks and ends the processes; it returns nil when nothing was lost.
-// Pause stops reading only; checkpoints go on.
+// Pause stops reading only; checkpoints go on. A task shows PAUSED once the
+// Read it had under way when the pause came has returned (a Read is
+// bounded by Tuning.ReadPoll), the connector once all its tasks do: from
+// then on no record is read.
 //
 // # Supervision
 //

@@ -182,6 +182,17 @@ type fakeSourceCfg struct {
 	commits map[string]int64 // source.Commit positions seen
 	hosts   []client.SourceHost
 	revoke  func(client.SourceHost) // called once from a Read, if set
+	// hold, when set, keeps every Read waiting until it is closed (or the
+	// Read's ctx ends).
+	hold chan struct{}
+	// inRead counts Reads under way.
+	inRead atomic.Int64
+	// letters, when set, are dead-lettered from the first Reads, as the
+	// kafka source does: when DeadLetter fails and the Read's ctx ended,
+	// the next Read tries again; otherwise the Read fails with the error.
+	letters       []sdk.DeadLetter
+	lettersStored atomic.Bool
+	letterTries   atomic.Int64
 }
 
 type fakeSource struct {
@@ -221,6 +232,25 @@ func (s *fakeSource) Read(ctx context.Context, max int) (client.ReadResult, erro
 		return client.ReadResult{}, err
 	}
 	s.cfg.reads.Add(1)
+	s.cfg.inRead.Add(1)
+	defer s.cfg.inRead.Add(-1)
+	if h := s.cfg.hold; h != nil {
+		select {
+		case <-h:
+		case <-ctx.Done():
+			return client.ReadResult{}, nil
+		}
+	}
+	if len(s.cfg.letters) > 0 && !s.cfg.lettersStored.Load() {
+		s.cfg.letterTries.Add(1)
+		if err := s.host.DeadLetter(ctx, s.cfg.letters); err != nil {
+			if ctx.Err() != nil {
+				return client.ReadResult{}, nil
+			}
+			return client.ReadResult{}, fmt.Errorf("dead letters: %w", err)
+		}
+		s.cfg.lettersStored.Store(true)
+	}
 	if s.cfg.revoke != nil {
 		s.cfg.mu.Lock()
 		f := s.cfg.revoke

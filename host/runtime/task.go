@@ -33,6 +33,9 @@ type taskRunner struct {
 	queue chan item
 	slots chan struct{} // a token per batch read and not yet written
 
+	readMu     sync.Mutex
+	readCancel context.CancelFunc // ends the Read under way; nil between Reads
+
 	ackMu  sync.Mutex
 	ackPos map[string]int64 // positions to pass to the source's Commit
 	ackSig chan struct{}
@@ -61,6 +64,23 @@ func newTaskRunner(s *session, i int) *taskRunner {
 		ackSig:  make(chan struct{}, 1),
 		drained: make(chan struct{}),
 		done:    make(chan struct{}),
+	}
+}
+
+func (r *taskRunner) setReadCancel(cancel context.CancelFunc) {
+	r.readMu.Lock()
+	defer r.readMu.Unlock()
+	r.readCancel = cancel
+}
+
+// endCurrentRead ends the Read under way, if any, as its poll timeout
+// would: the source returns what it has, and nothing is lost (see
+// sourceHost.DeadLetter).
+func (r *taskRunner) endCurrentRead() {
+	r.readMu.Lock()
+	defer r.readMu.Unlock()
+	if r.readCancel != nil {
+		r.readCancel()
 	}
 }
 
@@ -144,8 +164,18 @@ func (r *taskRunner) run() {
 		if n == 0 {
 			continue
 		}
+		// A pause that came meanwhile wins; one that comes during the
+		// Read shows once it returned (see Connector.Pause).
+		if !c.beginRead(r.idx) {
+			for range n {
+				<-r.slots
+			}
+			continue
+		}
 		rctx, cancel := context.WithTimeout(r.readCtx, c.opts.Tuning.ReadPoll)
+		r.setReadCancel(cancel)
 		res, err := task.Read(rctx, n)
+		r.setReadCancel(nil)
 		cancel()
 		for range n - len(res.Batches) {
 			<-r.slots
@@ -154,6 +184,9 @@ func (r *taskRunner) run() {
 		for _, b := range res.Batches {
 			c.progress.recordsIn.Add(b.NumRecords)
 			c.metrics.RecordsIn(r.idx, b.NumRecords, int64(len(b.IPC)))
+		}
+		c.endRead(r.idx)
+		for _, b := range res.Batches {
 			c.metrics.BatchesInFlight(r.idx, 1)
 			r.queue <- item{batch: b, received: now}
 		}

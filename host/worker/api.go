@@ -32,7 +32,11 @@ type API interface {
 	DeleteConnector(ctx context.Context, name string) error
 
 	// RestartConnector restarts the connector and, with includeTasks, its
-	// tasks; onlyFailed limits it to FAILED instances.
+	// tasks; onlyFailed limits it to FAILED instances. floe's connector
+	// instance is its runtime, which holds the tasks: restarting the
+	// connector restarts them too. Without flags the restart is done when
+	// it returns; with a flag it goes on in the background and the status
+	// returned shows the instances being restarted as RESTARTING (KIP-745).
 	RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error)
 	RestartTask(ctx context.Context, name string, task int) error
 	Pause(ctx context.Context, name string) error
@@ -172,9 +176,12 @@ type Progress struct {
 	EndOfInput         bool      `json:"end_of_input"`
 }
 
-// Offset is one entry of Connect's offsets document. For Kafka partitions
-// Partition holds kafka_topic and kafka_partition and Offset holds
-// kafka_offset, as Connect's sink connectors report them.
+// Offset is one entry of Connect's offsets document. When the source
+// reads Kafka (the kafka component, or a source declaring
+// kafka.bootstrap.servers) Partition holds kafka_topic and kafka_partition
+// and Offset holds kafka_offset, as Connect's sink connectors report them;
+// for other sources Partition holds partition (the source's partition
+// name) and Offset holds position. PATCH accepts either shape.
 type Offset struct {
 	Partition map[string]any `json:"partition"`
 	Offset    map[string]any `json:"offset"`
@@ -232,19 +239,42 @@ type TablesReport struct {
 	Runs   []MaintenanceRun `json:"maintenance_runs"`
 }
 
-// TableHealth mirrors the maintenance plugin's view of a table.
+// TableHealth is one table of GET /connectors/{c}/tables. Source says
+// where its numbers come from:
+//
+//   - "maintenance": the connector's maintenance plugin read the table;
+//     the table-wide counts (snapshots, data_files, small_files,
+//     delete_files, data_bytes, records, manifests, metadata_bytes) are set.
+//   - "commits": there is no maintenance plugin, so floe knows only what
+//     the sink reported of this connector's commits since it started: the
+//     last commit's snapshot_id, commits, committed_records,
+//     committed_files and last_commit. The table-wide counts are unknown
+//     and left out rather than shown as 0 (reading them would mean a new
+//     call into the sink).
 type TableHealth struct {
-	Table         string    `json:"table"`
-	Snapshots     int64     `json:"snapshots"`
-	DataFiles     int64     `json:"data_files"`
-	SmallFiles    int64     `json:"small_files"`
-	DeleteFiles   int64     `json:"delete_files"`
-	DataBytes     int64     `json:"data_bytes"`
-	Records       int64     `json:"records"`
-	Manifests     int64     `json:"manifests"`
-	MetadataBytes int64     `json:"metadata_bytes"`
-	LastCommit    time.Time `json:"last_commit,omitzero"`
+	Table         string `json:"table"`
+	Source        string `json:"source"`
+	Snapshots     *int64 `json:"snapshots,omitempty"`
+	DataFiles     *int64 `json:"data_files,omitempty"`
+	SmallFiles    *int64 `json:"small_files,omitempty"`
+	DeleteFiles   *int64 `json:"delete_files,omitempty"`
+	DataBytes     *int64 `json:"data_bytes,omitempty"`
+	Records       *int64 `json:"records,omitempty"`
+	Manifests     *int64 `json:"manifests,omitempty"`
+	MetadataBytes *int64 `json:"metadata_bytes,omitempty"`
+	// What this connector's commits reported (Source "commits").
+	SnapshotID       *int64    `json:"snapshot_id,omitempty"`
+	Commits          *int64    `json:"commits,omitempty"`
+	CommittedRecords *int64    `json:"committed_records,omitempty"`
+	CommittedFiles   *int64    `json:"committed_files,omitempty"`
+	LastCommit       time.Time `json:"last_commit,omitzero"`
 }
+
+// Sources of [TableHealth] numbers.
+const (
+	TablesFromMaintenance = "maintenance"
+	TablesFromCommits     = "commits"
+)
 
 // MaintenanceRun is one maintenance task run.
 type MaintenanceRun struct {

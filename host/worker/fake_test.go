@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -28,15 +29,29 @@ type fakePlugins struct {
 	live     atomic.Int64
 	starts   atomic.Int64
 	hideSink bool // pretend the sink plugin was uninstalled
+	// failTask makes the Reads of that source task fail (-1: none).
+	failTask atomic.Int64
+	// readDelay slows every Read down.
+	readDelay time.Duration
 }
 
-func newFakePlugins() *fakePlugins { return &fakePlugins{frontier: map[string]int64{}} }
+func newFakePlugins() *fakePlugins {
+	f := &fakePlugins{frontier: map[string]int64{}}
+	f.failTask.Store(-1)
+	return f
+}
 
 func (f *fakePlugins) Components() []client.Component {
 	comps := []client.Component{
 		{Kind: sdk.KindSource, Name: "gen", Version: "1.0", Fields: []sdk.Field{
 			*sdk.Long("gen.count").Default("0").Describe("records per task"),
 			*sdk.Password("gen.token"),
+		}},
+		// A Kafka source: gen under another name, declaring Kafka's keys.
+		{Kind: sdk.KindSource, Name: "kafka", Version: "1.0", Fields: []sdk.Field{
+			*sdk.String("kafka.bootstrap.servers").Require(),
+			*sdk.Prefix("kafka."),
+			*sdk.Long("gen.count").Default("0"),
 		}},
 		{Kind: sdk.KindPartitioner, Name: "hash", Version: "1.0"},
 		{Kind: sdk.KindMaintenance, Name: "upkeep", Version: "1.0"},
@@ -96,7 +111,7 @@ func (p *fakeProc) OpenSource(ctx context.Context, req client.SourceOpen) (runti
 	}
 	var count int64
 	fmt.Sscan(req.Config["gen.count"], &count)
-	return &fakeSrc{part: part, pos: start[part], count: count}, nil
+	return &fakeSrc{f: p.f, task: req.Task, part: part, pos: start[part], count: count}, nil
 }
 
 func (p *fakeProc) OpenPartitioner(context.Context, client.PartitionerOpen) (runtime.PartitionerTask, error) {
@@ -115,6 +130,8 @@ func (p *fakeProc) OpenMaintenance(context.Context, client.MaintenanceOpen) (run
 }
 
 type fakeSrc struct {
+	f     *fakePlugins
+	task  int
 	part  string
 	pos   int64
 	count int64
@@ -123,6 +140,16 @@ type fakeSrc struct {
 var schema = arrow.NewSchema([]arrow.Field{{Name: sdk.ColumnOffset, Type: arrow.PrimitiveTypes.Int64}}, nil)
 
 func (s *fakeSrc) Read(ctx context.Context, max int) (client.ReadResult, error) {
+	if s.f.failTask.Load() == int64(s.task) {
+		return client.ReadResult{}, fmt.Errorf("task %d: the source broke", s.task)
+	}
+	if d := s.f.readDelay; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return client.ReadResult{}, nil
+		}
+	}
 	if s.count > 0 && s.pos >= s.count {
 		return client.ReadResult{EndOfInput: true}, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/floehq/floe/host/dlq"
 	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/host/store"
+	"github.com/floehq/floe/sdk"
 )
 
 // Keys of Connect's offsets document as floe fills it.
@@ -25,7 +26,8 @@ const (
 	offsetPosition       = "position"
 )
 
-// Offsets implements [API]: the positions the sink holds (its frontier).
+// Offsets implements [API]: the positions the sink holds (its frontier),
+// in Kafka's shape when the source reads Kafka (see [Worker.kafkaShaped]).
 // A running connector answers from its last commit (or, while it starts,
 // from the offsets stored after the last commit); a stopped one with a
 // pending override (PATCH/DELETE offsets) answers with the override, as
@@ -37,6 +39,7 @@ func (w *Worker) Offsets(ctx context.Context, name string) ([]Offset, error) {
 	if err != nil {
 		return nil, err
 	}
+	toOffsets := func(pos map[string]int64) []Offset { return renderOffsets(pos, w.kafkaShaped(c)) }
 	_, _, rt, _, _ := c.snapshot()
 	if rt != nil {
 		if pos, _, ok := rt.Offsets(); ok {
@@ -68,13 +71,51 @@ func (w *Worker) Offsets(ctx context.Context, name string) ([]Offset, error) {
 	return nil, errors.Join(ferr, err)
 }
 
-// toOffsets renders positions as Connect's offsets document, sorted.
-func toOffsets(pos map[string]int64) []Offset {
+// kafkaSource is the built-in Kafka source component.
+const kafkaSource = "kafka"
+
+// kafkaShaped reports whether the connector's partition names are Kafka
+// topic partitions ("orders/3"), which Connect's offsets document shows as
+// kafka_topic, kafka_partition and kafka_offset: its source is the kafka
+// component, or a source that declares kafka.bootstrap.servers (a Kafka
+// source under another name says so by its spec). Other sources' names
+// only look alike (datagen's "orders/0"); they show as partition and
+// position.
+func (w *Worker) kafkaShaped(c *conn) bool {
+	c.mu.Lock()
+	name := c.comps[sdk.KindSource]
+	if name == "" {
+		name = strings.TrimSpace(c.config[runtime.KeySource])
+	}
+	c.mu.Unlock()
+	if name == kafkaSource {
+		return true
+	}
+	comp, ok := findComponent(w.plugins.Components(), sdk.KindSource, name)
+	if !ok {
+		return false
+	}
+	if comp.Name == kafkaSource {
+		return true
+	}
+	for _, f := range comp.Fields {
+		if f.Name == dlq.KeyKafkaBootstrap && !f.Prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// renderOffsets renders positions as Connect's offsets document, sorted:
+// with kafka, {kafka_topic, kafka_partition} and {kafka_offset} for names
+// of the form "topic/N"; otherwise (and for other names) {partition} and
+// {position}.
+func renderOffsets(pos map[string]int64, kafka bool) []Offset {
 	names := slices.Collect(maps.Keys(pos))
 	slices.SortFunc(names, comparePartitions)
 	out := make([]Offset, 0, len(names))
 	for _, p := range names {
-		if topic, part, ok := dlq.SplitPartition(p); ok {
+		if topic, part, ok := dlq.SplitPartition(p); ok && kafka {
 			out = append(out, Offset{
 				Partition: map[string]any{offsetKafkaTopic: topic, offsetKafkaPartition: part},
 				Offset:    map[string]any{offsetKafkaOffset: pos[p]},

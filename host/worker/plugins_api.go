@@ -132,9 +132,9 @@ func kindOfKey(key string) sdk.Kind {
 }
 
 // Tables implements [API]: the maintenance plugin's table health and runs
-// when the connector has one, else the tables the sink committed to
-// (records and files this run committed, last commit time). A connector
-// that is not running reports nothing.
+// when the connector has one, else what the sink reported of this run's
+// commits (see [TableHealth]). A connector that is not running reports
+// nothing.
 func (w *Worker) Tables(ctx context.Context, name string) (TablesReport, error) {
 	c, err := w.get(name)
 	if err != nil {
@@ -145,15 +145,24 @@ func (w *Worker) Tables(ctx context.Context, name string) (TablesReport, error) 
 	if rt == nil {
 		return rep, nil
 	}
-	st, _, err := rt.Tables(ctx)
+	st, fromMaintenance, err := rt.Tables(ctx)
 	if err != nil {
 		return rep, err
 	}
+	if !fromMaintenance {
+		for _, t := range rt.CommittedTables() {
+			rep.Tables = append(rep.Tables, TableHealth{
+				Table: t.Table, Source: TablesFromCommits, SnapshotID: &t.SnapshotID, Commits: &t.Commits,
+				CommittedRecords: &t.Records, CommittedFiles: &t.Files, LastCommit: t.LastCommit,
+			})
+		}
+		return rep, nil
+	}
 	for _, t := range st.Tables {
 		rep.Tables = append(rep.Tables, TableHealth{
-			Table: t.Table, Snapshots: t.Snapshots, DataFiles: t.DataFiles, SmallFiles: t.SmallFiles,
-			DeleteFiles: t.DeleteFiles, DataBytes: t.DataBytes, Records: t.Records, Manifests: t.Manifests,
-			MetadataBytes: t.MetadataBytes, LastCommit: t.LastCommit,
+			Table: t.Table, Source: TablesFromMaintenance, Snapshots: &t.Snapshots, DataFiles: &t.DataFiles,
+			SmallFiles: &t.SmallFiles, DeleteFiles: &t.DeleteFiles, DataBytes: &t.DataBytes, Records: &t.Records,
+			Manifests: &t.Manifests, MetadataBytes: &t.MetadataBytes, LastCommit: t.LastCommit,
 		})
 	}
 	for _, r := range st.Runs {

@@ -74,6 +74,19 @@ type conn struct {
 	rt      *runtime.Connector // nil while STOPPED or when the start failed
 	failure string             // why the connector could not start
 	deleted bool
+	// restart marks the instances an accepted restart (KIP-745) is
+	// restarting; nil when none is.
+	restart *pendingRestart
+}
+
+// pendingRestart is a restart accepted and under way or just done. Its
+// instances show RESTARTING until the work is done and, for tasks, until
+// the new runtime has them past UNASSIGNED.
+type pendingRestart struct {
+	connector bool
+	tasks     map[int]bool
+	done      bool               // the restart work finished
+	rt        *runtime.Connector // the runtime the restart left (done)
 }
 
 func (c *conn) snapshot() (cfg map[string]string, target store.TargetState, rt *runtime.Connector, failure string, secrets map[string]bool) {
@@ -323,6 +336,47 @@ func (w *Worker) status(c *conn) ConnectorStatus {
 			WriterLoad: p.WriterLoad, PluginRestarts: p.PluginRestarts, EndOfInput: p.EndOfInput,
 		}
 	}
+	return w.markRestarting(c, st, rt, cfg)
+}
+
+// markRestarting shows the instances of an accepted restart as RESTARTING
+// in st (read from rt): all of them while the restart works, then each
+// task until the runtime the restart left has it past UNASSIGNED. A
+// restart that is over, or that another operation overtook, is forgotten.
+func (w *Worker) markRestarting(c *conn, st ConnectorStatus, rt *runtime.Connector, cfg map[string]string) ConnectorStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pr := c.restart
+	if pr == nil {
+		return st
+	}
+	if pr.done && (c.rt == nil || c.rt != pr.rt) {
+		c.restart = nil // the start failed, or another operation took over
+		return st
+	}
+	// st may have been read from the runtime being replaced.
+	done := pr.done && rt == pr.rt
+	if !done {
+		if pr.connector {
+			st.Connector.State, st.Connector.Trace = StateRestarting, ""
+		}
+		if len(pr.tasks) > 0 && len(st.Tasks) == 0 {
+			for i := range tasksMax(cfg) {
+				st.Tasks = append(st.Tasks, TaskState{ID: i, State: StateUnassigned, WorkerID: w.cfg.WorkerID})
+			}
+		}
+	}
+	waiting := false
+	for i, t := range st.Tasks {
+		if !pr.tasks[t.ID] || (done && t.State != StateUnassigned) {
+			continue
+		}
+		st.Tasks[i].State, st.Tasks[i].Trace = StateRestarting, ""
+		waiting = true
+	}
+	if done && !waiting {
+		c.restart = nil
+	}
 	return st
 }
 
@@ -498,48 +552,113 @@ func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
 	return err
 }
 
-// RestartConnector implements [API]. floe runs a connector's tasks in one
-// runtime sharing one sink, so:
-//   - a connector that failed as a whole (or one with includeTasks and not
-//     onlyFailed) restarts whole: final commit, then a fresh start from the
-//     sink's frontier;
-//   - includeTasks with onlyFailed restarts the FAILED tasks in place;
-//   - otherwise there is nothing to restart (Connect's Connector object
-//     has no floe counterpart) and the status is returned unchanged.
+// RestartConnector implements [API]. floe has no connector instance apart
+// from its runtime (the processes, pipelines and committer of all its
+// tasks, sharing one sink), so restarting "the connector" restarts that
+// runtime whole: a final commit, then a fresh start from the sink's
+// frontier, every task with it.
+//
+//   - Neither flag: the runtime restarts whole, before the call returns
+//     (Connect's restart from before KIP-745; the REST API answers 204).
+//   - includeTasks: the runtime restarts whole.
+//   - onlyFailed: only what is FAILED restarts. A connector that failed
+//     as a whole (or could not start) restarts whole; otherwise, with
+//     includeTasks, its FAILED tasks restart in place; else nothing does.
+//
+// With a flag the restart is asynchronous, as KIP-745's: the status
+// returned at once shows the instances being restarted as RESTARTING
+// (the connector and every task on a whole restart, since the tasks live
+// in the runtime; only the FAILED tasks on an in-place restart), and they
+// stay so until they run again. The restart outlives ctx (the request):
+// its final commit is bounded by the worker's
+// task.shutdown.graceful.timeout.ms, the new start by a minute more.
 func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error) {
 	c, err := w.get(name)
 	if err != nil {
 		return ConnectorStatus{}, err
 	}
 	c.op.Lock()
-	defer c.op.Unlock()
-	_, target, rt, failure, _ := c.snapshot()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			c.op.Unlock()
+		}
+	}()
+	if c.deleted {
+		return ConnectorStatus{}, fmt.Errorf("connector %s: %w", name, ErrNotFound)
+	}
+	cfg, target, rt, failure, _ := c.snapshot()
 	if target == store.TargetStopped {
 		return ConnectorStatus{}, fmt.Errorf("connector %s is STOPPED; resume it instead: %w", name, ErrBadState)
 	}
-	whole := failure != "" || rt == nil
+	ended := rt == nil
 	if rt != nil {
 		select {
 		case <-rt.Done():
-			whole = true
+			ended = true
 		default:
 		}
 	}
-	switch {
-	case whole || (includeTasks && !onlyFailed):
+	failed := failure != "" || ended
+	if !includeTasks && !onlyFailed {
 		if err := w.restartLocked(ctx, c); err != nil {
 			return ConnectorStatus{}, err
 		}
-	case includeTasks && onlyFailed:
+		return w.status(c), nil
+	}
+
+	pr := &pendingRestart{tasks: map[int]bool{}}
+	var inPlace []int
+	switch {
+	case failed || !onlyFailed:
+		pr.connector = true
+		for i := range tasksMax(cfg) {
+			pr.tasks[i] = true
+		}
+	case includeTasks:
 		for i, t := range rt.Status().Tasks {
 			if t.State == runtime.StateFailed {
-				if err := rt.RestartTask(ctx, i); err != nil {
-					return ConnectorStatus{}, fmt.Errorf("connector %s: restart task %d: %w", name, i, err)
-				}
+				pr.tasks[i] = true
+				inPlace = append(inPlace, i)
 			}
 		}
 	}
-	return w.status(c), nil
+	if !pr.connector && len(pr.tasks) == 0 {
+		return w.status(c), nil // nothing FAILED: nothing to restart
+	}
+	c.mu.Lock()
+	c.restart = pr
+	c.mu.Unlock()
+	st := w.status(c)
+
+	// The restart goes on after the answer: it owns c.op until done.
+	handedOver = true
+	bound := w.cfg.ShutdownTimeout
+	if bound <= 0 {
+		bound = DefaultShutdownTimeout
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound+time.Minute)
+	go func() {
+		defer cancel()
+		defer c.op.Unlock()
+		var err error
+		if pr.connector {
+			err = w.restartLocked(rctx, c)
+		} else {
+			for _, i := range inPlace {
+				if e := rt.RestartTask(rctx, i); e != nil {
+					err = errors.Join(err, fmt.Errorf("task %d: %w", i, e))
+				}
+			}
+		}
+		if err != nil {
+			w.logger.Error("connector restart failed", "connector", name, "error", err)
+		}
+		c.mu.Lock()
+		pr.done, pr.rt = true, c.rt
+		c.mu.Unlock()
+	}()
+	return st, nil
 }
 
 // RestartTask implements [API]: the task reopens and resumes from what the
@@ -708,10 +827,12 @@ func (w *Worker) stopLocked(ctx context.Context, c *conn) error {
 	return err
 }
 
-// restartLocked stops and starts the connector again; c.op is held.
+// restartLocked stops and starts the connector again; c.op is held. A
+// stop cut short by ctx still restarts: what was not committed is read
+// again.
 func (w *Worker) restartLocked(ctx context.Context, c *conn) error {
 	if err := w.stopLocked(ctx, c); err != nil {
-		return fmt.Errorf("connector %s: restart: %w", c.name, err)
+		w.logger.Warn("connector restart: the stop was cut short; restarting anyway", "connector", c.name, "error", err)
 	}
 	c.mu.Lock()
 	cfg := maps.Clone(c.config)

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -81,7 +82,8 @@ func TestCreateRunsToEndOfInput(t *testing.T) {
 	if err != nil || len(offs) != 2 {
 		t.Fatalf("offsets %+v %v", offs, err)
 	}
-	if offs[1].Partition["kafka_topic"] != "t" || offs[1].Partition["kafka_partition"] != int32(1) || offs[1].Offset["kafka_offset"] != int64(100) {
+	// gen is not a Kafka source: its "t/1" is a partition name, not a topic.
+	if offs[1].Partition["partition"] != "t/1" || offs[1].Offset["position"] != int64(100) || len(offs[1].Partition) != 1 {
 		t.Fatalf("offset entry %+v", offs[1])
 	}
 	if tp, _ := w.Topics("orders"); len(tp) != 1 || tp[0] != "t" {
@@ -94,8 +96,20 @@ func TestCreateRunsToEndOfInput(t *testing.T) {
 		t.Fatalf("topics after reset %v", tp)
 	}
 	rep, err := w.Tables(ctx, "orders")
-	if err != nil || len(rep.Tables) != 1 || rep.Tables[0].Records != 200 {
+	// No maintenance plugin: what the commits said, and no table-wide
+	// count pretending to be 0.
+	if err != nil || len(rep.Tables) != 1 {
 		t.Fatalf("tables %+v %v", rep, err)
+	}
+	if th := rep.Tables[0]; th.Source != TablesFromCommits || th.CommittedRecords == nil || *th.CommittedRecords != 200 ||
+		th.Commits == nil || *th.Commits == 0 || th.LastCommit.IsZero() {
+		t.Fatalf("table from the commits %+v", th)
+	}
+	raw, _ := json.Marshal(rep.Tables[0])
+	for _, unknown := range []string{"snapshots", "data_bytes", "manifests", "small_files", `"records"`} {
+		if strings.Contains(string(raw), unknown) {
+			t.Errorf("without maintenance the table reports %s: %s", unknown, raw)
+		}
 	}
 	if _, err := w.CreateConnector(ctx, "orders", baseConfig(), ""); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v", err)
@@ -357,14 +371,14 @@ func TestStopAlterOffsetsResume(t *testing.T) {
 	}
 	// Offsets of a stopped connector come from the sink's frontier.
 	offs, err := w.Offsets(ctx, "c")
-	if err != nil || len(offs) != 2 || offs[0].Offset["kafka_offset"] != int64(100) {
+	if err != nil || len(offs) != 2 || offs[0].Offset["position"] != int64(100) {
 		t.Fatalf("offsets %+v %v", offs, err)
 	}
-	if err := w.AlterOffsets(ctx, "c", []Offset{{Partition: map[string]any{"kafka_topic": "t", "kafka_partition": float64(0)}, Offset: map[string]any{"kafka_offset": float64(40)}}}); err != nil {
+	if err := w.AlterOffsets(ctx, "c", []Offset{{Partition: map[string]any{"partition": "t/0"}, Offset: map[string]any{"position": float64(40)}}}); err != nil {
 		t.Fatal(err)
 	}
 	offs, _ = w.Offsets(ctx, "c")
-	if offs[0].Offset["kafka_offset"] != int64(40) || offs[1].Offset["kafka_offset"] != int64(100) {
+	if offs[0].Offset["position"] != int64(40) || offs[1].Offset["position"] != int64(100) {
 		t.Fatalf("offsets after alter %+v", offs)
 	}
 	// Malformed input names the problem.
@@ -434,7 +448,8 @@ func TestPauseResumeRestartDelete(t *testing.T) {
 	})
 	waitFor(t, "maintenance", func() bool {
 		rep, err := w.Tables(ctx, "c")
-		return err == nil && len(rep.Tables) == 1 && rep.Tables[0].DataFiles == 7 && len(rep.Runs) == 1
+		return err == nil && len(rep.Tables) == 1 && rep.Tables[0].Source == TablesFromMaintenance &&
+			rep.Tables[0].DataFiles != nil && *rep.Tables[0].DataFiles == 7 && rep.Tables[0].DataBytes != nil && len(rep.Runs) == 1
 	})
 	if _, err := w.RestartConnector(ctx, "c", true, false); err != nil {
 		t.Fatal(err)
@@ -464,7 +479,7 @@ func TestPluginsListing(t *testing.T) {
 	w := newWorker(t, newFakePlugins(), t.TempDir())
 	all := w.Plugins(false)
 	conns := w.Plugins(true)
-	if len(all) != 4 || len(conns) != 2 {
+	if len(all) != 5 || len(conns) != 3 {
 		t.Fatalf("plugins %+v / %+v", all, conns)
 	}
 	defs, err := w.PluginConfig("com.example.TblSink")
@@ -528,5 +543,126 @@ func TestEditDistance(t *testing.T) {
 	}
 	if closest("zzzzzzzz", []string{"tasks.max"}) != "" {
 		t.Fatal("far keys must not be suggested")
+	}
+}
+
+func states(st ConnectorStatus) string {
+	s := string(st.Connector.State)
+	for _, t := range st.Tasks {
+		s += " " + string(t.State)
+	}
+	return s
+}
+
+func running(w *Worker, name string, tasks int) func() bool {
+	return func() bool {
+		st, err := w.ConnectorStatus(name)
+		return err == nil && states(st) == "RUNNING"+strings.Repeat(" RUNNING", tasks)
+	}
+}
+
+// TestRestartConnectorIsAsynchronous: with includeTasks the answer shows
+// what restarts as RESTARTING (KIP-745) and the restart happens after it;
+// a plain restart restarts the runtime whole before it returns.
+func TestRestartConnectorIsAsynchronous(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["gen.count"] = "0"
+	if _, err := w.CreateConnector(ctx, "c", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "running", running(w, "c", 2))
+
+	// Nothing FAILED: onlyFailed restarts nothing.
+	starts := fp.starts.Load()
+	st, err := w.RestartConnector(ctx, "c", true, true)
+	if err != nil || states(st) != "RUNNING RUNNING RUNNING" {
+		t.Fatalf("restart?includeTasks&onlyFailed with nothing failed: %s %v", states(st), err)
+	}
+	if fp.starts.Load() != starts {
+		t.Fatalf("restart?includeTasks&onlyFailed with nothing failed started processes")
+	}
+
+	// includeTasks: connector and every task RESTARTING, then RUNNING again.
+	st, err = w.RestartConnector(ctx, "c", true, false)
+	if err != nil || states(st) != "RESTARTING RESTARTING RESTARTING" {
+		t.Fatalf("restart?includeTasks answered %s %v, want RESTARTING RESTARTING RESTARTING", states(st), err)
+	}
+	waitFor(t, "running after the restart", running(w, "c", 2))
+	if fp.starts.Load() <= starts {
+		t.Fatalf("restart?includeTasks started no process")
+	}
+
+	// Plain: the runtime restarts whole before the call returns.
+	starts = fp.starts.Load()
+	st, err = w.RestartConnector(ctx, "c", false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp.starts.Load() <= starts {
+		t.Fatalf("a plain restart of a healthy connector restarted nothing (status %s)", states(st))
+	}
+	waitFor(t, "running after the plain restart", running(w, "c", 2))
+}
+
+// TestRestartOnlyFailedTasks: includeTasks&onlyFailed restarts the FAILED
+// task in place and shows only it RESTARTING.
+func TestRestartOnlyFailedTasks(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["gen.count"] = "0"
+	fp.failTask.Store(1)
+	if _, err := w.CreateConnector(ctx, "c", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "task 1 FAILED", func() bool {
+		st, _ := w.ConnectorStatus("c")
+		return states(st) == "RUNNING RUNNING FAILED"
+	})
+	fp.failTask.Store(-1)
+	starts := fp.starts.Load()
+	st, err := w.RestartConnector(ctx, "c", true, true)
+	if err != nil || states(st) != "RUNNING RUNNING RESTARTING" {
+		t.Fatalf("restart?includeTasks&onlyFailed answered %s %v, want RUNNING RUNNING RESTARTING", states(st), err)
+	}
+	waitFor(t, "task 1 running again", running(w, "c", 2))
+	if fp.starts.Load() != starts {
+		t.Errorf("an in-place task restart started %d processes", fp.starts.Load()-starts)
+	}
+}
+
+// TestOffsetsInKafkaShapeForKafkaSources: Connect's kafka_topic,
+// kafka_partition and kafka_offset only for a source that reads Kafka.
+func TestOffsetsInKafkaShapeForKafkaSources(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["source"] = "kafka"
+	cfg["kafka.bootstrap.servers"] = "k:9092"
+	if _, err := w.CreateConnector(ctx, "k", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "end of input", endOfInput(w, "k"))
+	offs, err := w.Offsets(ctx, "k")
+	if err != nil || len(offs) != 2 {
+		t.Fatalf("offsets %+v %v", offs, err)
+	}
+	if offs[1].Partition["kafka_topic"] != "t" || offs[1].Partition["kafka_partition"] != int32(1) || offs[1].Offset["kafka_offset"] != int64(100) {
+		t.Fatalf("offset entry of a kafka source %+v", offs[1])
+	}
+	if err := w.Stop(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	// Either shape is understood when altering.
+	if err := w.AlterOffsets(ctx, "k", []Offset{{Partition: map[string]any{"partition": "t/0"}, Offset: map[string]any{"position": float64(7)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if offs, _ := w.Offsets(ctx, "k"); offs[0].Offset["kafka_offset"] != int64(7) {
+		t.Fatalf("offsets after alter %+v", offs)
 	}
 }

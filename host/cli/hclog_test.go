@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/floehq/floe/host/rest"
+)
+
+// TestPluginLinesRelabelled logs what go-plugin hands the host for a
+// plugin's lines, on the logger the runtime gives a plugin process.
+func TestPluginLinesRelabelled(t *testing.T) {
+	var buf syncBuffer
+	logs := rest.NewLoggers(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: rest.LevelTrace, ReplaceAttr: levelNames}), slog.LevelInfo)
+	proc := newHCLogger(logs, logWorker).With("connector", "orders", "plugin", "kafka")
+	stderr := proc.Named("floe-plugin-kafka") // as go-plugin names it
+
+	// A JSON line: go-plugin decoded every number into a float64.
+	stderr.Warn("schema id unknown", "connector", "orders", "component", "kafka", "task", float64(0),
+		"schema", float64(2000000031), "buffer_max_bytes", float64(67108864), "ratio", 0.25,
+		"partitions", []any{float64(0), float64(12)}, "timestamp", "2026-11-29T13:04:48.010Z")
+	// go-plugin's own line about the process.
+	proc.Info("plugin process exited", "plugin", "/opt/floe/plugins/floe-plugin-kafka", "id", float64(4242))
+	// A raw librdkafka line on the plugin's stderr, which go-plugin logs at debug.
+	stderr.Debug("%4|1795957496.987|FAIL|rdkafka#producer-1| [thrd:k:9092/bootstrap]: k:9092/bootstrap: Disconnected")
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want 3:\n%s", len(lines), buf.String())
+	}
+	for i, line := range lines {
+		for _, key := range []string{"connector=", "plugin="} {
+			if n := strings.Count(line, " "+key); n != 1 {
+				t.Errorf("line %d has %s %d times: %s", i, key, n, line)
+			}
+		}
+		if !strings.Contains(line, "connector=orders") || !strings.Contains(line, "plugin=kafka") {
+			t.Errorf("line %d lacks the connector's and the component's labels: %s", i, line)
+		}
+		if strings.Contains(line, "component=") || strings.Contains(line, "e+0") {
+			t.Errorf("line %d: %s", i, line)
+		}
+	}
+	for _, want := range []string{"schema=2000000031", "buffer_max_bytes=67108864", "task=0", "ratio=0.25", "partitions=\"[0 12]\""} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("plugin line lacks %s: %s", want, lines[0])
+		}
+	}
+	if !strings.Contains(lines[1], "binary=/opt/floe/plugins/floe-plugin-kafka") || !strings.Contains(lines[1], "id=4242") {
+		t.Errorf("go-plugin's line: %s", lines[1])
+	}
+	if !strings.Contains(lines[2], "level=WARN") || !strings.Contains(lines[2], "%4|") {
+		t.Errorf("librdkafka's warning: %s", lines[2])
+	}
+}
