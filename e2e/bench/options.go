@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// Options are the benchmark's knobs. [Defaults] gives the issues' full
+// durations, or --quick's (each section a few minutes).
+type Options struct {
+	Quick bool
+	// Reps is how many times each throughput measurement runs
+	// (interleaved with its raw limit); tables quote medians.
+	Reps int
+	// SchemaFile is the Avro schema of every generated record
+	// (testdata/event.avsc: ~193 Avro bytes, the stack probe's record).
+	SchemaFile string
+	// Seed is datagen.seed and the preload's seed.
+	Seed int64
+
+	// Section 1, datagen → iceberg.
+	DatagenRecords int64         // datagen.count per floe run
+	RawRecords     int           // records per raw-limit run (sections 1 and 2)
+	CommitInterval time.Duration // sections 1 and 2
+	TargetFileSize int64         // iceberg.tables.target-file-size-bytes (and the raw limit's)
+
+	// Section 2, kafka → iceberg.
+	KafkaRecords    int64
+	KafkaPartitions int
+
+	// Section 3, freshness.
+	FreshDuration      time.Duration // the 1 s-commit run (commit latency series)
+	FreshShortDuration time.Duration // the 10 s-commit run
+	FreshRate          float64       // records/s to produce; 0: half of floe's measured max
+	FreshWarmup        time.Duration // rows produced this soon after the start are left out
+	FreshCalibRecords  int64         // preload for measuring floe's max when section 2 did not run
+
+	// Section 4, partitioners.
+	PartDuration  time.Duration
+	PartInterval  time.Duration
+	PartWriters   int
+	PartZipfS     float64
+	PartKeys      int
+	PartitionBy   string // the table's spec in sections 4 and 5
+	PartReps      int
+	PartSampleLag time.Duration // ignore writer_load samples taken this soon after the first commit
+
+	// Section 5, maintenance.
+	MaintDuration   time.Duration
+	MaintInterval   time.Duration
+	MaintSample     time.Duration
+	MaintWriters    int
+	MaintConfig     map[string]string // the maintenance.* / process.maintenance.* keys of the "with" run
+	ScanRuns        int
+	ScanColumn      string
+	CompactTimeout  time.Duration
+	MaintDatagenCap float64 // datagen.rate of both runs; 0 = as fast as floe goes
+
+	// Profile runs perf on floe and its plugins (unstripped builds) during
+	// the second floe run of sections 1 and 2.
+	Profile        bool
+	ProfileSeconds int
+	// ResultsDir receives profiles (bench-results).
+	ResultsDir string
+}
+
+// Defaults returns the full (quick=false) or quick options. repo is the
+// repository root.
+func Defaults(repo string, quick bool) Options {
+	o := Options{
+		Quick:           quick,
+		Reps:            3,
+		SchemaFile:      filepath.Join(repo, "e2e", "bench", "testdata", "event.avsc"),
+		Seed:            42,
+		DatagenRecords:  30_000_000,
+		RawRecords:      2_000_000,
+		CommitInterval:  10 * time.Second,
+		TargetFileSize:  128 << 20,
+		KafkaRecords:    5_000_000,
+		KafkaPartitions: 6,
+
+		FreshDuration:      30 * time.Minute,
+		FreshShortDuration: 5 * time.Minute,
+		FreshWarmup:        15 * time.Second,
+		FreshCalibRecords:  1_000_000,
+
+		PartDuration:  5 * time.Minute,
+		PartInterval:  10 * time.Second,
+		PartWriters:   8,
+		PartZipfS:     1.2,
+		PartKeys:      10_000,
+		PartitionBy:   "bucket(16, customer_id)",
+		PartReps:      3,
+		PartSampleLag: 5 * time.Second,
+
+		MaintDuration: 15 * time.Minute,
+		MaintInterval: time.Second,
+		MaintSample:   30 * time.Second,
+		MaintWriters:  8,
+		MaintConfig: map[string]string{
+			// Tuned for 1 s commits: look every second, compact a
+			// partition once it has 8 files, at most every 5 s, into
+			// 32 MiB files (files past 75 % of the target are no
+			// longer rewritten, so each run's work stays bounded
+			// instead of rewriting a partition's whole history); the
+			// plugin's process gets one CPU (GOMAXPROCS=1).
+			"maintenance.poll.interval.ms":                           "1000",
+			"maintenance.rewrite-data-files.trigger.data-file-count": "8",
+			"maintenance.rewrite-data-files.min-interval.ms":         "5000",
+			"maintenance.rewrite-data-files.target-file-size-bytes":  "33554432",
+			"process.maintenance.cpus":                               "1",
+		},
+		ScanRuns:       3,
+		ScanColumn:     "quantity",
+		CompactTimeout: 30 * time.Minute,
+
+		ProfileSeconds: 15,
+		ResultsDir:     filepath.Join(repo, "bench-results"),
+	}
+	if quick {
+		o.DatagenRecords = 6_000_000
+		o.RawRecords = 1_000_000
+		o.KafkaRecords = 1_000_000
+		o.FreshDuration = 3 * time.Minute
+		o.FreshShortDuration = time.Minute
+		o.FreshCalibRecords = 500_000
+		o.PartDuration = 15 * time.Second
+		o.PartInterval = 5 * time.Second
+		o.MaintDuration = 3 * time.Minute
+		o.CompactTimeout = 10 * time.Minute
+	}
+	return o
+}

@@ -1,0 +1,267 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/floehq/floe/e2e/harness"
+	"github.com/floehq/floe/plugins/datagen/generate"
+	"github.com/floehq/floe/plugins/kafka/kafkatest"
+)
+
+// freshRun is one freshness run's result.
+type freshRun struct {
+	Interval  time.Duration
+	Duration  time.Duration
+	Rate      float64 // produced records / producing time
+	Produced  int64
+	Drain     time.Duration // from the producer's end until all committed
+	Latency   *MsHistogram  // rows after the warm-up
+	First100  *MsHistogram  // rows of the first 100 commits after the warm-up
+	Last100   *MsHistogram  // rows of the last 100 commits
+	Commits   int
+	CommitDur []float64 // seconds, in commit order
+	Merged    int
+	Lags      []float64 // floe_commit_lag_seconds after each commit
+	Files     Files
+	// ManifestsAt100 is the number of data manifests of the 100th
+	// commit's snapshot (0 with fewer commits).
+	ManifestsAt100 int
+}
+
+// Freshness is section 3 (issue 4): per-row latency from the produce
+// timestamp to visibility in a committed snapshot, at half of floe's max
+// throughput, with 1 s and 10 s commits; commit latency over a long run.
+func Freshness(t *T, o Options, rep *Report, st *State) {
+	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.SchemaRegistry, harness.Plugin("kafka"),
+		harness.Plugin("partitioners"), harness.Plugin("iceberg"))
+	rep.Heading(2, "3. freshness (issue 4)")
+
+	rate, source := o.FreshRate, "--fresh-rate"
+	if rate == 0 && st.KafkaRate > 0 {
+		rate, source = st.KafkaRate/2, "half of section 2's median floe rate"
+	}
+	if rate == 0 {
+		t.Logf("measuring floe's max kafka → iceberg rate on %d records", o.FreshCalibRecords)
+		kt := preload(t, env, o, o.FreshCalibRecords)
+		var fr floeThroughput
+		for _, err := range t.Retry(2, "max-rate run", func(t *T) { fr, _ = kafkaFloeRun(t, env, o, kt, false) }) {
+			rep.Para("**A floe run failed and was run again:** %s", strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+		rate, source = fr.Rate()/2, fmt.Sprintf("half of floe's max measured now (%s rec/s over %s preloaded records, `commit.interval.ms=%d`, one run)",
+			Num(fr.Rate()), Num(float64(o.FreshCalibRecords)), o.CommitInterval.Milliseconds())
+	}
+	rep.Para("Producer: one librdkafka producer (`kafkatest.Produce`, acks=all, idempotent, linger 20 ms) paced at **%s records/s** (%s), each record stamped with `time.Now()` as its Kafka timestamp, "+
+		"into a new %d-partition topic; floe: `kafka` → `hash` → `iceberg`, `tasks.max=2`. Latency of a row = timestamp of the snapshot that added its file − its `_source_timestamp` "+
+		"(read back from every live data file with iceberg-go + Parquet, the snapshot id from its manifest entry). Rows produced in the first %s are left out (consumer-group join). "+
+		"Commit latency: each commit's duration from floe's `floe_commit_duration_seconds` (its `_sum` growth between `/metrics` polls every 100 ms).",
+		Num(rate), source, o.KafkaPartitions, o.FreshWarmup)
+
+	runs := []freshRun{
+		freshnessRun(t, env, o, rate, time.Second, o.FreshDuration),
+		freshnessRun(t, env, o, rate, 10*time.Second, o.FreshShortDuration),
+	}
+	rows := [][]string{}
+	for _, r := range runs {
+		rows = append(rows, []string{strconv.FormatInt(r.Interval.Milliseconds(), 10), r.Duration.String(), Num(r.Rate), Num(float64(r.Latency.N())),
+			F(r.Latency.Quantile(0.5)/1000, 3), F(r.Latency.Quantile(0.99)/1000, 3), F(r.Latency.Max()/1000, 3), strconv.Itoa(r.Commits), F(r.Drain.Seconds(), 1),
+			F(Quantile(r.Lags, 0.5), 2), F(Quantile(r.Lags, 0.99), 2)})
+	}
+	rep.Table([]string{"commit.interval.ms", "run", "produced rec/s", "rows measured", "p50 s", "p99 s", "max s", "commits", "drain s after producing stopped",
+		"floe commit lag p50 s", "p99 s"}, rows)
+	rep.Para("Commit lag is floe's own `floe_commit_lag_seconds` read after each commit: the age of the oldest batch the commit covered, from when the host received it. " +
+		"A row's latency minus that is time spent before floe had it (producer linger, broker, the source's fetch and batching).")
+	one := runs[0]
+	p99 := one.Latency.Quantile(0.99) / 1000
+	rep.Target("p99 ≤ 2 s at commit.interval.ms=1000", F(p99, 3)+" s", p99 <= 2, one.Latency.N() > 0)
+	rep.Para("")
+
+	// Commit latency over the long run.
+	d := one.CommitDur
+	n := len(d)
+	if n == 0 {
+		rep.Para("No commit durations were observed.")
+		return
+	}
+	k := min(100, n)
+	first, last := d[:k], d[n-k:]
+	fp50, fp99, lp50, lp99 := Quantile(first, 0.5)*1000, Quantile(first, 0.99)*1000, Quantile(last, 0.5)*1000, Quantile(last, 0.99)*1000
+	rep.Para("Commit latency of the %s run at 1 s commits (%d commits observed; %d were merged into a shared poll and averaged):", one.Duration, n, one.Merged)
+	rep.Table([]string{"commits", "p50 ms", "p99 ms", "freshness p50 s", "freshness p99 s"}, [][]string{
+		{fmt.Sprintf("first %d", k), F(fp50, 1), F(fp99, 1), F(one.First100.Quantile(0.5)/1000, 3), F(one.First100.Quantile(0.99)/1000, 3)},
+		{fmt.Sprintf("last %d", k), F(lp50, 1), F(lp99, 1), F(one.Last100.Quantile(0.5)/1000, 3), F(one.Last100.Quantile(0.99)/1000, 3)},
+	})
+	flat := lp50 <= 1.5*fp50 && lp99 <= 1.5*max(fp99, fp50*2)
+	rep.Target("commit latency flat from the first to the last 100 commits (last p50 ≤ 1.5 × first p50, last p99 ≤ 1.5 × first p99)",
+		fmt.Sprintf("p50 %s → %s ms, p99 %s → %s ms", F(fp50, 1), F(lp50, 1), F(fp99, 1), F(lp99, 1)), flat, true)
+	rep.Para("")
+	at100 := "–"
+	if one.ManifestsAt100 > 0 {
+		at100 = strconv.Itoa(one.ManifestsAt100)
+	}
+	rep.Para("What every commit carries along, as the table grows (no maintenance in this run, so nothing expires): at the end %d snapshots in metadata.json (%s, rewritten by every commit), "+
+		"%d data manifests in the manifest list (%s at the 100th commit; the sink turns manifest merging on, and iceberg-go merges a bin of manifests once it holds `commit.manifest.min-count-to-merge` = 100 by default), %d data files (%s). "+
+		"The machine's load (other sessions) also changes over a run; this is one run.",
+		one.Files.Snapshots, MB(float64(one.Files.MetadataBytes)), one.Files.Manifests, at100, one.Files.DataFiles, MB(float64(one.Files.Bytes)))
+}
+
+// freshnessRun produces at rate for d into a new topic that floe ingests
+// with the given commit interval, and measures.
+func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d time.Duration) freshRun {
+	ctx, cancel := context.WithTimeout(t.Context(), d+30*time.Minute)
+	defer cancel()
+	res := freshRun{Interval: interval, Duration: d, Latency: NewMsHistogram(600_000), First100: NewMsHistogram(600_000), Last100: NewMsHistogram(600_000)}
+	topic := harness.UniqueName("bench_fresh")
+	if err := harness.CreateTopic(ctx, env, topic, o.KafkaPartitions); err != nil {
+		t.Fatalf("%v", err)
+	}
+	js := schemaJSON(t, o)
+	id, err := harness.RegisterSchema(ctx, env, topic+"-value", js)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	s, err := generate.Parse(js)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	g, err := generate.New(s, generate.Options{Seed: uint64(o.Seed), KeyField: "customer_id"})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	const table = "bench.fresh"
+	conn := kafkaConnector(env, o, topic, table, 2, interval)
+	run := StartRun(t, env, conn, 100*time.Millisecond)
+	run.WaitRunning(ctx)
+
+	parts := int64(o.KafkaPartitions)
+	var produced int64
+	var start time.Time
+	var payload []byte
+	records := func(yield func(kafkatest.Record) bool) {
+		start = time.Now()
+		for n := int64(0); ; n++ {
+			due := time.Duration(float64(n) / rate * 1e9)
+			if due >= d || ctx.Err() != nil {
+				return
+			}
+			if wait := due - time.Since(start); wait > time.Millisecond {
+				time.Sleep(wait)
+			}
+			p, off := int(n%parts), n/parts
+			payload = g.AppendAvro(payload[:0], p, off)
+			if !yield(kafkatest.Record{Partition: int32(p), Key: g.AppendLastKey(nil), Value: harness.Frame(id, payload), Timestamp: time.Now()}) {
+				return
+			}
+			produced = n + 1
+		}
+	}
+	t.Logf("producing at %.0f records/s for %s (commit.interval.ms=%d)", rate, d, interval.Milliseconds())
+	got, err := kafkatest.Produce(ctx, env.KafkaBootstrap, topic, 0, records)
+	if err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	stopped := time.Now()
+	res.Produced = int64(got)
+	res.Rate = float64(produced) / stopped.Sub(start).Seconds()
+	run.F.WaitStatus(ctx, conn.Name, "every produced record committed", false, func(s harness.ConnectorStatus) bool {
+		return s.Floe != nil && s.Floe.RecordsOut >= res.Produced
+	})
+	res.Drain = time.Since(stopped)
+	samples := run.Metrics.Samples()
+	run.Stop()
+	res.CommitDur, res.Merged = CommitDurations(samples)
+	res.Lags = CommitLags(samples)
+
+	// Per-row latency from the table.
+	cat, err := OpenEmbedded(ctx, run.F.DataDir)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	defer cat.Close()
+	tbl, err := cat.Load(ctx, table)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if res.Files, err = Inspect(ctx, tbl); err != nil {
+		t.Fatalf("%v", err)
+	}
+	commits, err := Commits(tbl, conn.Name)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	res.Commits = len(commits)
+	if len(commits) >= 100 {
+		if snap := tbl.SnapshotByID(commits[99].SnapshotID); snap != nil {
+			if fs, err := tbl.FS(ctx); err == nil {
+				if ms, err := snap.Manifests(fs); err == nil {
+					res.ManifestsAt100 = len(ms)
+				}
+			}
+		}
+	}
+	at := map[int64]time.Time{}
+	ordinal := map[int64]int{}
+	for i, c := range commits {
+		at[c.SnapshotID] = c.At
+		ordinal[c.SnapshotID] = i
+	}
+	files, err := LiveFiles(ctx, tbl)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	warm := start.Add(o.FreshWarmup).UnixMicro()
+	// The first commit with rows produced after the warm-up.
+	firstAfterWarm := len(commits)
+	sort.Slice(files, func(i, j int) bool { return ordinal[files[i].SnapshotID] < ordinal[files[j].SnapshotID] })
+	var rows int64
+	for _, f := range files {
+		snapAt, ok := at[f.SnapshotID]
+		if !ok {
+			t.Fatalf("data file %s was added by snapshot %d, which is no commit of %s", f.Path, f.SnapshotID, conn.Name)
+		}
+		ord := ordinal[f.SnapshotID]
+		snapUs := snapAt.UnixMicro()
+		err := ReadTimestamps(ctx, f.Path, "_source_timestamp", func(us int64) {
+			rows++
+			if us < warm {
+				return
+			}
+			firstAfterWarm = min(firstAfterWarm, ord)
+			ms := (snapUs - us) / 1000
+			res.Latency.Add(ms)
+			if ord >= len(commits)-100 {
+				res.Last100.Add(ms)
+			}
+		})
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	// Second pass for the first 100 commits after the warm-up (known now).
+	for _, f := range files {
+		ord := ordinal[f.SnapshotID]
+		if ord < firstAfterWarm || ord >= firstAfterWarm+100 {
+			continue
+		}
+		snapUs := at[f.SnapshotID].UnixMicro()
+		if err := ReadTimestamps(ctx, f.Path, "_source_timestamp", func(us int64) {
+			if us >= warm {
+				res.First100.Add((snapUs - us) / 1000)
+			}
+		}); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	if rows != res.Produced {
+		t.Errorf("the table holds %d rows, %d were produced", rows, res.Produced)
+	}
+	if res.Latency.Negative() > 0 {
+		t.Logf("%d rows had a snapshot timestamp before their produce timestamp (counted as 0 ms)", res.Latency.Negative())
+	}
+	t.Logf("interval %s: %d rows measured, p50 %.0f ms, p99 %.0f ms", interval, res.Latency.N(), res.Latency.Quantile(0.5), res.Latency.Quantile(0.99))
+	return res
+}

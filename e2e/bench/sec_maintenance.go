@@ -1,0 +1,379 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/floehq/floe/e2e/harness"
+)
+
+// maintSample is one look at the table during a maintenance run.
+type maintSample struct {
+	T           time.Duration // since the first commit
+	MaxPerPart  int
+	MeanPerPart float64
+	DataFiles   int
+	Manifests   int
+	Compactions int // successful rewrite-data-files runs so far
+}
+
+// maintRun is one run of section 5.
+type maintRun struct {
+	With        bool
+	Samples     []maintSample
+	Rate        float64 // committed records/s, first to last floe commit
+	Records     int64
+	IngestCPU   time.Duration // floe host + source + partitioner + sink
+	MaintCPU    time.Duration // the maintenance plugin's process
+	Window      float64       // records in the CPU window
+	Final       Files
+	Metadata    string // metadata.json at the end
+	DataDir     string
+	WorkerFile  string
+	Conn        harness.Connector
+	Compactions int
+	Failures    []string
+	Runs        []maintRunReport
+	FirstCommit time.Time
+}
+
+// maintRunReport is one entry of floe's maintenance_runs.
+type maintRunReport struct {
+	Task        string    `json:"task"`
+	Trigger     string    `json:"trigger"`
+	Started     time.Time `json:"started"`
+	DurationNs  int64     `json:"duration_ns"`
+	FilesBefore int64     `json:"files_before"`
+	FilesAfter  int64     `json:"files_after"`
+	Error       string    `json:"error"`
+	Detail      string    `json:"detail"`
+}
+
+// change describes a ratio new/old as "N % lower" or "N % higher".
+func change(ratio float64) string {
+	if ratio <= 1 {
+		return Pct(1-ratio) + " lower"
+	}
+	return Pct(ratio-1) + " higher"
+}
+
+const maintTable = "bench.maint"
+
+// Maintenance is section 5 (issue 5, the seed's benchmark): 8 writers
+// committing every second, with and without the iceberg-maintenance
+// plugin; file counts over time, full-scan times, ingestion throughput.
+func Maintenance(t *T, o Options, rep *Report) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Plugin("iceberg-maintenance"), harness.Readers)
+	rep.Heading(2, "5. maintenance (issue 5, the seed's benchmark)")
+	rate := "unthrottled"
+	if o.MaintDatagenCap > 0 {
+		rate = Num(o.MaintDatagenCap) + " records/s"
+	}
+	rep.Para("`datagen` (`event.avsc`, uniform keys, %s) → `hash` → `iceberg`, `tasks.max=%d` (%d writers, one committer), `commit.interval.ms=%d`, table partitioned by `%s`; "+
+		"%s per run, once without maintenance and once with `\"maintenance\": \"iceberg-maintenance\"` and %s. Files and manifests are counted every %s from the "+
+		"current snapshot's manifests (iceberg-go). Full scan: `SELECT count(*), sum(%s)` with DuckDB (`iceberg_scan` of the metadata file) and PyIceberg "+
+		"(`StaticTable.scan(...).to_arrow()`), timed inside the reader (`e2e/bench/scan_time.py`: metadata, planning and data, not the interpreter's start), "+
+		"%d runs each, interleaved over the three tables; medians. \"Compacted\" is the without-maintenance table after "+
+		"`floe maintain <connector.json> --once --force rewrite-data-files`; its pre-compaction snapshot is what \"without\" scans.",
+		rate, o.MaintWriters, o.MaintWriters, o.MaintInterval.Milliseconds(), o.PartitionBy, o.MaintDuration, joinKeys(o.MaintConfig), o.MaintSample,
+		o.ScanColumn, o.ScanRuns)
+
+	without := maintenanceRun(t, env, o, false)
+	with := maintenanceRun(t, env, o, true)
+
+	// Series.
+	rows := [][]string{}
+	for i := range max(len(without.Samples), len(with.Samples)) {
+		row := make([]string, 9)
+		if i < len(without.Samples) {
+			s := without.Samples[i]
+			row[0] = s.T.Round(time.Second).String()
+			row[1], row[2], row[3], row[4] = strconv.Itoa(s.MaxPerPart), F(s.MeanPerPart, 1), strconv.Itoa(s.DataFiles), strconv.Itoa(s.Manifests)
+		}
+		if i < len(with.Samples) {
+			s := with.Samples[i]
+			row[0] = s.T.Round(time.Second).String()
+			row[5], row[6], row[7], row[8] = strconv.Itoa(s.MaxPerPart), F(s.MeanPerPart, 1), strconv.Itoa(s.Manifests), strconv.Itoa(s.Compactions)
+		}
+		rows = append(rows, row)
+	}
+	rep.Para("Files per partition and manifests over time (t from the first commit):")
+	rep.Table([]string{"t", "without: max files/partition", "mean", "data files", "manifests", "with: max files/partition", "mean", "manifests", "compactions so far"}, rows)
+
+	// Compact the without-maintenance table fully.
+	ctx := t.Context()
+	preCompaction := without.Metadata
+	compactFile := filepath.Join(filepath.Dir(without.WorkerFile), "compact-connector.json")
+	cc := harness.Connector{Name: without.Conn.Name, Config: merge(without.Conn.Config, map[string]string{"maintenance": "iceberg-maintenance"})}
+	harness.WriteConnectorFile(t, compactFile, cc)
+	start := time.Now()
+	res := harness.RunFloe(t, env, filepath.Dir(without.WorkerFile), o.CompactTimeout, "maintain", compactFile, "--once", "--force", "rewrite-data-files", "--worker", without.WorkerFile)
+	compactTook := time.Since(start)
+	if res.Code != 0 {
+		t.Fatalf("floe maintain --once --force rewrite-data-files: exit %d\n%s", res.Code, res.Output())
+	}
+	cat, err := OpenEmbedded(ctx, without.DataDir)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	tbl, err := cat.Load(ctx, maintTable)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	compacted, err := Inspect(ctx, tbl)
+	compactedMeta := tbl.MetadataLocation()
+	_ = cat.Close()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if compacted.Records != without.Final.Records {
+		t.Errorf("full compaction changed the row count: %d → %d", without.Final.Records, compacted.Records)
+	}
+
+	// Scans, interleaved.
+	type target struct {
+		name, meta string
+		rows       int64
+	}
+	targets := []target{{"without maintenance", preCompaction, without.Final.Records}, {"with maintenance", with.Metadata, with.Final.Records},
+		{"without, fully compacted", compactedMeta, compacted.Records}}
+	engines := []string{"duckdb", "pyiceberg"}
+	times := map[string][]float64{}
+	for range o.ScanRuns {
+		for _, tg := range targets {
+			for _, e := range engines {
+				sec, rows := scanOnce(t, env, e, tg.meta, o.ScanColumn)
+				if rows != tg.rows {
+					t.Errorf("%s read %d rows of the %s table, its manifests say %d", e, rows, tg.name, tg.rows)
+				}
+				times[tg.name+"/"+e] = append(times[tg.name+"/"+e], sec)
+			}
+		}
+	}
+	files := map[string]Files{"without maintenance": without.Final, "with maintenance": with.Final, "without, fully compacted": compacted}
+	rows = [][]string{}
+	for _, tg := range targets {
+		f := files[tg.name]
+		rows = append(rows, []string{tg.name, Num(float64(tg.rows)), strconv.Itoa(f.DataFiles), strconv.Itoa(f.MaxPerPartition()), strconv.Itoa(f.Manifests),
+			F(Median(times[tg.name+"/duckdb"]), 3), F(Median(times[tg.name+"/pyiceberg"]), 3),
+			joinFloats(times[tg.name+"/duckdb"], 2), joinFloats(times[tg.name+"/pyiceberg"], 2)})
+	}
+	rep.Para("Full scan at the end (the compaction took %s):", compactTook.Round(100*time.Millisecond))
+	rep.Table([]string{"table", "rows", "data files", "max files/partition", "manifests", "DuckDB s (median)", "PyIceberg s (median)", "DuckDB runs", "PyIceberg runs"}, rows)
+
+	// Throughput.
+	drop := 1 - with.Rate/without.Rate
+	rep.Table([]string{"run", "committed records/s", "ingestion CPU-s / M rec", "maintenance CPU-s", "compactions", "maintenance failures"}, [][]string{
+		{"without maintenance", Num(without.Rate), F(without.IngestCPU.Seconds()*1e6/without.Window, 1), "–", "–", "–"},
+		{"with maintenance", Num(with.Rate), F(with.IngestCPU.Seconds()*1e6/with.Window, 1), F(with.MaintCPU.Seconds(), 1), strconv.Itoa(with.Compactions), strconv.Itoa(len(with.Failures))},
+	})
+	if len(with.Failures) > 0 {
+		rep.Para("Maintenance runs that failed: %s", strings.Join(with.Failures, "; "))
+	}
+
+	// Targets.
+	var steady []float64
+	for _, s := range with.Samples {
+		if s.T >= o.MaintDuration/2 {
+			steady = append(steady, float64(s.MaxPerPart))
+		}
+	}
+	rep.Target("data files per partition ≤ 10 at steady state (with maintenance; fullest partition, median of the samples in the second half of the run)",
+		fmt.Sprintf("%s (max %s)", F(Median(steady), 0), F(Max(steady), 0)), Median(steady) <= 10, len(steady) > 0)
+	for _, e := range engines {
+		wo, wi, co := Median(times["without maintenance/"+e]), Median(times["with maintenance/"+e]), Median(times["without, fully compacted/"+e])
+		rep.Target(fmt.Sprintf("%s: query with maintenance ≥ 5× faster than without", e), F(wo/wi, 1)+"×", wo/wi >= 5, true)
+		rep.Target(fmt.Sprintf("%s: query with maintenance within 1.5× of fully compacted", e), F(wi/co, 2)+"×", wi/co <= 1.5, true)
+	}
+	rep.Target("ingestion throughput drop with maintenance ≤ 10 % (one run each: noisy on a shared machine)", Pct(drop), drop <= 0.10, true)
+	rep.Para("")
+	dwo, dwi := Median(times["without maintenance/duckdb"]), Median(times["with maintenance/duckdb"])
+	rep.Table([]string{"", "data files (8 writers, 1 committer)", "query latency"}, [][]string{
+		{"seed (Flink + Iceberg)", "800 → 80", "> 90 % lower"},
+		{fmt.Sprintf("floe, %s at 1 s commits", o.MaintDuration), fmt.Sprintf("%d → %d", without.Final.DataFiles, with.Final.DataFiles),
+			change(dwi/dwo) + " (DuckDB), " + change(Median(times["with maintenance/pyiceberg"])/Median(times["without maintenance/pyiceberg"])) + " (PyIceberg)"},
+	})
+	if len(with.Runs) > 0 {
+		rows := [][]string{}
+		for _, r := range with.Runs {
+			rows = append(rows, []string{r.Started.Sub(with.FirstCommit).Round(time.Second).String(), r.Task, r.Trigger,
+				F(time.Duration(r.DurationNs).Seconds(), 1), fmt.Sprintf("%d → %d", r.FilesBefore, r.FilesAfter), r.Error, r.Detail})
+		}
+		rep.Para("The maintenance plugin's runs in the with-maintenance run (floe's table report, `GET /connectors/{c}/tables`; t from the first commit):")
+		rep.Table([]string{"t", "task", "trigger", "took s", "data files", "error", "detail"}, rows)
+	}
+}
+
+// maintenanceRun runs ingestion for o.MaintDuration, sampling the table.
+func maintenanceRun(t *T, env harness.Env, o Options, with bool) maintRun {
+	ctx, cancel := context.WithTimeout(t.Context(), o.MaintDuration+20*time.Minute)
+	defer cancel()
+	w := o.MaintWriters
+	cfg := merge(datagenKeys(o, w, "", 0, 0), map[string]string{
+		"connector.class":                     "iceberg",
+		"source":                              "datagen",
+		"partitioner":                         "hash",
+		"tasks.max":                           strconv.Itoa(w),
+		"commit.interval.ms":                  strconv.FormatInt(o.MaintInterval.Milliseconds(), 10),
+		"iceberg.tables":                      maintTable,
+		"iceberg.tables.default-partition-by": o.PartitionBy,
+	})
+	if o.MaintDatagenCap > 0 {
+		cfg["datagen.rate"] = strconv.FormatFloat(o.MaintDatagenCap, 'f', -1, 64)
+	}
+	prefix := "bench_nomaint"
+	if with {
+		cfg = merge(cfg, map[string]string{"maintenance": "iceberg-maintenance"}, o.MaintConfig)
+		prefix = "bench_maint"
+	}
+	conn := harness.Connector{Name: harness.UniqueName(prefix), Config: cfg}
+	run := StartRun(t, env, conn, 500*time.Millisecond)
+	res := maintRun{With: with, DataDir: run.F.DataDir, WorkerFile: run.F.WorkerFile, Conn: conn}
+	first, cpu0 := run.waitMetric(ctx, "the first commit", func(s MetricSample) bool { return s.Commits >= 1 })
+	cat, err := OpenEmbedded(ctx, run.F.DataDir)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	defer cat.Close()
+	sample := func() {
+		tbl, err := cat.Load(ctx, maintTable)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		f, err := Inspect(ctx, tbl)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		s := maintSample{T: time.Since(first.At), MaxPerPart: f.MaxPerPartition(), MeanPerPart: f.MeanPerPartition(), DataFiles: f.DataFiles, Manifests: f.Manifests}
+		if with {
+			s.Compactions, _ = compactions(ctx, run)
+		}
+		res.Samples = append(res.Samples, s)
+		t.Logf("%s t=%s: %d data files, fullest partition %d, %d manifests, %d compactions", prefix, s.T.Round(time.Second), s.DataFiles, s.MaxPerPart, s.Manifests, s.Compactions)
+	}
+	end := first.At.Add(o.MaintDuration)
+	next := first.At
+	for {
+		if st, err := run.Status(ctx); err == nil {
+			if failed := st.Failed(); failed != "" {
+				t.Fatalf("%s", failed)
+			}
+		}
+		if !time.Now().Before(next) {
+			sample()
+			next = next.Add(o.MaintSample)
+		}
+		if !time.Now().Before(end) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%v", ctx.Err())
+		case <-time.After(min(time.Until(next), time.Until(end), time.Second)):
+		}
+	}
+	cpu1 := run.Procs.CPU()
+	last := run.Metrics.Last()
+	if with {
+		res.Compactions, res.Failures = compactions(ctx, run)
+		res.Runs = maintenanceRuns(ctx, run)
+	}
+	res.FirstCommit = first.At
+	run.Stop()
+	res.Window = last.RecordsIn - first.RecordsIn
+	for name, d := range CPUDelta(cpu0, cpu1) {
+		if ShortName(name) == "iceberg-maintenance" {
+			res.MaintCPU += d
+		} else {
+			res.IngestCPU += d
+		}
+	}
+	tbl, err := cat.Load(ctx, maintTable)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if res.Final, err = Inspect(ctx, tbl); err != nil {
+		t.Fatalf("%v", err)
+	}
+	res.Metadata = tbl.MetadataLocation()
+	cs, err := Commits(tbl, conn.Name)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if len(cs) >= 2 {
+		a, b := cs[0], cs[len(cs)-2] // the last is SIGTERM's
+		res.Rate = float64(b.Frontier-a.Frontier) / b.At.Sub(a.At).Seconds()
+		res.Records = cs[len(cs)-1].Frontier
+	}
+	if res.Final.Records != res.Records {
+		t.Errorf("%s: the table holds %d rows, floe committed %d", prefix, res.Final.Records, res.Records)
+	}
+	return res
+}
+
+// compactions counts the successful rewrite-data-files runs in floe's
+// table report and lists failed runs.
+func compactions(ctx context.Context, run *FloeRun) (int, []string) {
+	rep, err := run.F.API.Tables(ctx, run.Name)
+	if err != nil {
+		return 0, nil
+	}
+	runs, _ := rep["maintenance_runs"].([]any)
+	ok := 0
+	var failed []string
+	for _, r := range runs {
+		m, _ := r.(map[string]any)
+		if e, _ := m["error"].(string); e != "" {
+			failed = append(failed, fmt.Sprintf("%v: %s", m["task"], e))
+			continue
+		}
+		if m["task"] == "rewrite-data-files" {
+			ok++
+		}
+	}
+	return ok, failed
+}
+
+// maintenanceRuns reads floe's maintenance_runs of the connector.
+func maintenanceRuns(ctx context.Context, run *FloeRun) []maintRunReport {
+	r, err := run.F.API.Do(ctx, "GET", "/connectors/"+run.Name+"/tables", nil)
+	if err != nil || r.Status != 200 {
+		return nil
+	}
+	var doc struct {
+		Runs []maintRunReport `json:"maintenance_runs"`
+	}
+	if json.Unmarshal(r.Body, &doc) != nil {
+		return nil
+	}
+	return doc.Runs
+}
+
+// scanOnce times one full scan with scan_time.py.
+func scanOnce(t *T, env harness.Env, engine, metadata, column string) (float64, int64) {
+	script := filepath.Join(env.RepoDir, "e2e", "bench", "scan_time.py")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, env.Python, script, "--engine", engine, "--metadata", metadata, "--column", column)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s scan of %s: %v\n%s", engine, metadata, err, stderr.String())
+	}
+	var out struct {
+		Rows    int64   `json:"rows"`
+		Seconds float64 `json:"seconds"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("%s scan: %v: %s", engine, err, stdout.String())
+	}
+	return out.Seconds, out.Rows
+}
