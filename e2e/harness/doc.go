@@ -64,4 +64,25 @@
 // [DatagenFor] regenerates a datagen connector's records with the plugin's
 // own generator, so tests compare what engines read with values they
 // computed themselves.
+//
+// # Crash tests
+//
+// sdk.CrashPoint makes a floe process kill itself with SIGKILL at a named
+// moment (FLOE_CRASHPOINT=name:N). [CrashEnv] arms one for floe and its
+// plugins, with a crash file that records the crash and keeps the point
+// from firing twice; [Floe.SetEnv] sets it for the next start only.
+// [Floe.WaitCrash] waits for the crash file and the crashed process's
+// end (failing the test if the point never fires), [Floe.WaitKilled]
+// checks that the host died by SIGKILL and its plugins followed;
+// [Floe.RestartNoWait] starts an armed run that may die before GET
+// /health answers. [Floe.KillHost] kills the host without waiting for its
+// plugins, for a restart at once while they still run, and
+// [Floe.WaitGone] checks that they ended.
+//
+// [StartBroker] starts a private Kafka broker with e2e/services/up in a
+// state folder of its own, so a test may stop it ([Broker.Stop], SIGKILL
+// or SIGTERM) and start it again ([Broker.Start]: the command line,
+// working folder and environment up gave it, read from /proc before the
+// stop) without disturbing the shared services; the env file of its
+// state folder is kept current so e2e/services/down still stops it.
 package harness

@@ -68,6 +68,7 @@ func (s *session) barrier() error {
 		s.sinkFailed(fmt.Sprintf("flush of checkpoint %d", cp.ID), err)
 		return fmt.Errorf("flush of checkpoint %d: %w", cp.ID, err)
 	}
+	sdk.CrashPoint("host.after-flush") // crash tests: phase 1 done, phase 2 not begun
 	cp.Results = results
 	for _, r := range results {
 		cp.Files += r.Files
@@ -106,6 +107,7 @@ func (s *session) commit(cp Checkpoint) error {
 	var tcs []sdk.TableCommit
 	for attempt := 1; ; attempt++ {
 		var err error
+		sdk.CrashPoint("host.before-commit") // crash tests
 		tcs, err = s.sink.Commit(s.ctx, sdk.CommitRequest{Checkpoint: cp.ID, Ranges: cp.Ranges, Results: cp.Results})
 		if err == nil {
 			break
@@ -129,6 +131,7 @@ func (s *session) commit(cp Checkpoint) error {
 		}
 		wait = min(2*wait, t.CommitMaxBackoff)
 	}
+	sdk.CrashPoint("host.after-commit") // crash tests: in the table, not yet acknowledged or stored
 	now := time.Now()
 	var records int64
 	for _, tc := range tcs {

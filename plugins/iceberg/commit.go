@@ -201,10 +201,9 @@ type base struct {
 	fresh bool
 	h     history
 	// done is the snapshot that already holds the checkpoint, if any.
-	done    int64
-	isDone  bool
-	next    map[string]int64 // the frontier after the commit
-	fenceOK bool
+	done   int64
+	isDone bool
+	next   map[string]int64 // the frontier after the commit
 }
 
 // check plans a commit of a table: finds whether the checkpoint is
@@ -291,8 +290,10 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 				return tc, err
 			}
 		}
+		sdk.CrashPoint("iceberg.commit.before-catalog") // crash tests: staged, not yet in the catalog
 		committed, err := txn.Commit(ctx)
 		if err == nil {
+			sdk.CrashPoint("iceberg.commit.after-catalog") // crash tests: in the catalog, the host not told
 			snap := committed.CurrentSnapshot()
 			tc.SnapshotID = snap.SnapshotID
 			st.committed(committed, floeCommit{snapshotID: snap.SnapshotID, checkpoint: req.Checkpoint,

@@ -400,6 +400,7 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 func (p *pipeline) send(rec arrow.RecordBatch) error {
 	select {
 	case p.in <- rec:
+		sdk.CrashPoint("iceberg.writing") // crash tests: data files being written
 		return nil
 	case <-p.done:
 		rec.Release()

@@ -39,6 +39,7 @@ func (t *task) Read(ctx context.Context, maxBatches int) ([]sdk.Batch, error) {
 			return nil, err
 		}
 		if len(out) > 0 || ctx.Err() != nil {
+			sdk.CrashPoint("kafka.after-read") // crash tests: batches formed, positions moved on
 			return out, nil
 		}
 		// Wait for the first linger to end, a full batch (ready), or the

@@ -152,6 +152,7 @@ func (t *task) Commit(ctx context.Context, positions map[string]int64) error {
 			return fmt.Errorf("kafka: commit offsets of %d partitions to group %s: %w", len(offsets), t.set.groupID, err)
 		}
 		t.log.Debug("kafka: offsets committed to the group", "partitions", len(offsets))
+		sdk.CrashPoint("kafka.after-commit") // crash tests: group offsets committed
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("kafka: commit offsets to group %s: %w", t.set.groupID, ctx.Err())
