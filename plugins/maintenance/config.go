@@ -40,6 +40,7 @@ const (
 	sfxEnabled         = ".enabled"
 	sfxCommitCount     = ".trigger.commit-count"
 	sfxDataFileCount   = ".trigger.data-file-count"
+	sfxSmallFileCount  = ".trigger.small-file-count"
 	sfxSmallFileBytes  = ".trigger.small-file-bytes"
 	sfxDeleteFileCount = ".trigger.delete-file-count"
 	sfxSnapshotCount   = ".trigger.snapshot-count"
@@ -49,7 +50,10 @@ const (
 
 	keyTargetFileSize  = "maintenance.rewrite-data-files.target-file-size-bytes"
 	keyMinInputFiles   = "maintenance.rewrite-data-files.min-input-files"
+	keyStrategy        = "maintenance.rewrite-data-files.strategy"
+	keySizeRatio       = "maintenance.rewrite-data-files.size-ratio"
 	keyPartialProgress = "maintenance.rewrite-data-files.partial-progress.enabled"
+	keyMaxCommits      = "maintenance.rewrite-data-files.partial-progress.max-commits"
 	keyMaxGroups       = "maintenance.rewrite-data-files.max-concurrent-groups"
 	keySkipNewest      = "maintenance.rewrite-data-files.skip-newest.ms"
 
@@ -71,6 +75,9 @@ const (
 	keyCatalogName    = lake.KeyCatalogName
 	keyCatalogNameAlt = lake.KeyCatalogNameAlt
 	keyDataDir        = lake.KeyDataDir
+	// keyCommitInterval is the host's checkpoint interval; the poll
+	// interval follows it when not set.
+	keyCommitInterval = "commit.interval.ms"
 )
 
 const (
@@ -86,16 +93,20 @@ const (
 // files per partition low, manifests few and metadata small without
 // rewriting on every poll.
 type taskDefaults struct {
-	enabled                                                       bool
-	commits, dataFiles, smallBytes, deletes, snapshots, manifests int64
-	interval, minInterval                                         time.Duration
-	doc                                                           string
+	enabled                                                                   bool
+	commits, dataFiles, smallFiles, smallBytes, deletes, snapshots, manifests int64
+	interval, minInterval                                                     time.Duration
+	doc                                                                       string
 }
 
 var defaults = map[string]taskDefaults{
-	taskRewriteData: {enabled: true, dataFiles: 10, deletes: 5, minInterval: 30 * time.Second,
-		doc: "bin-packs small data files of each partition into files of the target size (a replace commit)"},
-	taskRewriteManifests: {enabled: true, manifests: 20, minInterval: 5 * time.Minute,
+	// Compaction looks as often as the poll interval allows: at 1 s
+	// commits a partition gains a file a second, and the tiered strategy
+	// keeps a run that finds little to do cheap.
+	taskRewriteData: {enabled: true, smallFiles: 8, deletes: 5, minInterval: 5 * time.Second,
+		doc: "compacts small data files of each partition into files of the target size (a replace commit per partition), picking files by the strategy"},
+	// Every compaction commit adds manifests; merge them back soon.
+	taskRewriteManifests: {enabled: true, manifests: 20, minInterval: time.Minute,
 		doc: "rewrites the current snapshot's manifests into few, target-size ones"},
 	taskExpire: {enabled: true, snapshots: 200, interval: 10 * time.Minute, minInterval: 5 * time.Minute,
 		doc: "expires snapshots beyond retain-last that are older than max-age, never the newest snapshot of any floe connector, and deletes the files only they referenced"},
@@ -112,8 +123,8 @@ func Spec() sdk.Spec {
 	const gGeneral = "Maintenance"
 	fields := []*sdk.Field{
 		sdk.Duration(keyPollInterval).
-			Describe("How often each table is looked at (its metadata and manifests, never its data) to decide what is due; the plugin asks for the next cycle after this long (milliseconds or a Go duration).").
-			Default("60000").Check(atLeast(time.Second)).InGroup(gGeneral).Rank(sdk.High),
+			Describe("How often each table is looked at (its metadata and manifests, never its data) to decide what is due; the plugin asks for the next cycle after this long (milliseconds or a Go duration). Empty means twice the connector's commit.interval.ms, between 1 s and 1 min (2 s at 1 s commits, so compaction keeps up with a file per partition per second), or 1 min when the connector does not set it.").
+			Check(atLeast(time.Second)).InGroup(gGeneral).Rank(sdk.High),
 		sdk.List(keyTables).
 			Describe("Tables to look after, as namespace.table. Empty means the connector's iceberg.tables; with iceberg.tables.dynamic-enabled, also every table in those tables' namespaces (every namespace when iceberg.tables is empty) that the connector wrote to.").
 			WithExample("sales.orders,sales.refunds").Check(checkTableList).InGroup(gGeneral),
@@ -135,11 +146,20 @@ func Spec() sdk.Spec {
 			Describe("Size of compacted files in bytes. Empty means the table's write.target-file-size-bytes, else 128 MiB. Files under 75 % of it are small: they are compacted and counted by the small-file triggers.").
 			Check(atLeastInt(1<<10)).InGroup(taskRewriteData),
 		sdk.Int(keyMinInputFiles).
-			Describe("Fewest small files of one partition worth rewriting together.").
+			Describe("Fewest files of one partition worth rewriting together: a partition whose strategy picks fewer is left alone.").
 			Default("5").Min(2).InGroup(taskRewriteData),
+		sdk.String(keyStrategy).
+			Describe("Which small files of a partition a run rewrites. tiered (size-tiered, for streaming tables): the smallest files, plus each next one at most size-ratio times the bytes taken so far, up to the target size; each byte is rewritten O(log(target/small)) times and a partition keeps about that many files plus the newest arrivals. bin-pack: every small file of the partition each run (a full compaction; at 1 s commits it rewrites the partition's whole history every run). A forced run (floe maintain --force rewrite-data-files) always bin-packs.").
+			Default(strategyTiered).OneOf(strategyTiered, strategyBinPack).InGroup(taskRewriteData),
+		sdk.Double(keySizeRatio).
+			Describe("tiered: a file joins a rewrite when it is at most this many times the bytes of the smaller files taken. Higher leaves fewer files per partition and rewrites each byte more often (about log(target/small) / log(1 + 1/ratio) times at most).").
+			Default("2").Min(0.5).Max(100).InGroup(taskRewriteData),
 		sdk.Bool(keyPartialProgress).
 			Describe("Commit each partition's rewrite on its own, so a conflict or failure in one keeps the others; false commits all groups at once.").
 			Default("true").InGroup(taskRewriteData),
+		sdk.Int(keyMaxCommits).
+			Describe("With partial progress, the most commits one run makes: its partition groups are committed in this many batches, each as soon as it is rewritten. Every commit is a snapshot in the table's metadata, so keep it low when a run comes every few seconds.").
+			Default("3").Min(1).Max(1000).InGroup(taskRewriteData),
 		sdk.Int(keyMaxGroups).
 			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory).").
 			Default("1").Min(1).Max(64).InGroup(taskRewriteData),
@@ -183,6 +203,9 @@ func taskFields(task string) []*sdk.Field {
 		sdk.Long(k(sfxDataFileCount)).
 			Describe("Trigger: live data files in the table's fullest partition; 0 is off.").
 			Default(n(d.dataFiles)).Min(0).InGroup(task),
+		sdk.Long(k(sfxSmallFileCount)).
+			Describe("Trigger: small data files (under 75 % of the compaction target size) in the partition with the most of them; 0 is off.").
+			Default(n(d.smallFiles)).Min(0).InGroup(task),
 		sdk.Long(k(sfxSmallFileBytes)).
 			Describe("Trigger: bytes in small data files (under 75 % of the compaction target size) across the table; 0 is off.").
 			Default(n(d.smallBytes)).Min(0).InGroup(task),
@@ -253,8 +276,8 @@ func parseTableName(s string) (table.Identifier, error) {
 
 // thresholds are one task's triggers; a zero threshold is off.
 type thresholds struct {
-	commitCount, dataFileCount, smallFileBytes, deleteFileCount, snapshotCount, manifestCount int64
-	interval, minInterval                                                                     time.Duration
+	commitCount, dataFileCount, smallFileCount, smallFileBytes, deleteFileCount, snapshotCount, manifestCount int64
+	interval, minInterval                                                                                     time.Duration
 }
 
 // settings is the parsed config.
@@ -278,7 +301,10 @@ type settings struct {
 
 	targetFileSize  int64 // 0: the table's
 	minInputFiles   int
+	strategy        string
+	sizeRatio       float64
 	partialProgress bool
+	maxCommits      int
 	maxGroups       int
 	skipNewest      time.Duration
 
@@ -319,7 +345,10 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		triggers:        map[string]thresholds{},
 		targetFileSize:  cfg.Int64(keyTargetFileSize),
 		minInputFiles:   cfg.Int(keyMinInputFiles),
+		strategy:        cfg.String(keyStrategy),
+		sizeRatio:       cfg.Float64(keySizeRatio),
 		partialProgress: cfg.Bool(keyPartialProgress),
+		maxCommits:      cfg.Int(keyMaxCommits),
 		maxGroups:       cfg.Int(keyMaxGroups),
 		skipNewest:      cfg.Duration(keySkipNewest),
 		manifestTarget:  cfg.Int64(keyManifestTarget),
@@ -328,6 +357,9 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		orphanAge:       cfg.Duration(keyOrphanOlderThan),
 		orphanDryRun:    cfg.Bool(keyOrphanDryRun),
 		metadataRetain:  cfg.Int(keyMetadataRetainLast),
+	}
+	if s.pollInterval <= 0 {
+		s.pollInterval = derivedPollInterval(cfg)
 	}
 	if s.catalogName == "" {
 		s.catalogName = strings.TrimSpace(cfg.String(keyCatalogNameAlt))
@@ -341,6 +373,7 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		s.triggers[task] = thresholds{
 			commitCount:     cfg.Int64(k(sfxCommitCount)),
 			dataFileCount:   cfg.Int64(k(sfxDataFileCount)),
+			smallFileCount:  cfg.Int64(k(sfxSmallFileCount)),
 			smallFileBytes:  cfg.Int64(k(sfxSmallFileBytes)),
 			deleteFileCount: cfg.Int64(k(sfxDeleteFileCount)),
 			snapshotCount:   cfg.Int64(k(sfxSnapshotCount)),
@@ -375,6 +408,22 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		return settings{}, fmt.Errorf("iceberg-maintenance: no tables to look after: set %s (or the sink's %s)", keyTables, keyIcebergTables)
 	}
 	return s, nil
+}
+
+// derivedPollInterval is the poll interval when none is set: twice the
+// connector's commit interval, between 1 s and 1 min, so a table is looked
+// at about as often as it gains files; 1 min without a commit interval.
+func derivedPollInterval(cfg sdk.Config) time.Duration {
+	const fallback = time.Minute
+	v, ok := cfg.Get(keyCommitInterval)
+	if !ok {
+		return fallback
+	}
+	d, err := sdk.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fallback
+	}
+	return min(max(2*d, time.Second), fallback)
 }
 
 // targetSize is the compaction target of tbl: the configured size, else

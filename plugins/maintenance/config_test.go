@@ -14,7 +14,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.pollInterval != time.Minute || s.retainLast != 10 || s.maxAge != time.Hour || s.orphanAge != 72*time.Hour ||
-		s.minInputFiles != 5 || !s.partialProgress || s.maxGroups != 1 || s.orphanDryRun || s.catalogName != "floe" {
+		s.minInputFiles != 5 || s.strategy != strategyTiered || s.sizeRatio != 2 || !s.partialProgress || s.maxGroups != 1 || s.orphanDryRun || s.catalogName != "floe" {
 		t.Errorf("defaults: %+v", s)
 	}
 	if strings.Join(s.tables, ",") != "sales.orders,sales.refunds" {
@@ -25,8 +25,18 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%s off by default", task)
 		}
 	}
-	if th := s.triggers[taskRewriteData]; th.dataFileCount != 10 || th.minInterval != 30*time.Second {
+	if th := s.triggers[taskRewriteData]; th.smallFileCount != 8 || th.dataFileCount != 0 || th.minInterval != 5*time.Second {
 		t.Errorf("rewrite triggers: %+v", th)
+	}
+	// The poll interval follows the connector's commit interval.
+	for commit, want := range map[string]time.Duration{"1000": 2 * time.Second, "100": time.Second, "10s": 20 * time.Second, "600000": time.Minute} {
+		s, err := parseSettings("orders", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyCommitInterval: commit}))
+		if err != nil || s.pollInterval != want {
+			t.Errorf("commit.interval.ms=%s: poll interval %s (%v); want %s", commit, s.pollInterval, err, want)
+		}
+	}
+	if s, _ := parseSettings("orders", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyCommitInterval: "1000", keyPollInterval: "5s"})); s.pollInterval != 5*time.Second {
+		t.Errorf("a set poll interval: %s", s.pollInterval)
 	}
 	if got := s.targetSize(map[string]string{"write.target-file-size-bytes": "1048576"}); got != 1<<20 {
 		t.Errorf("target from the table: %d", got)
@@ -49,6 +59,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		"maintenance.rewrite-data-files.trigger.data-file-count": "-1",
 		"maintenance.expire-snapshots.enabled":                   "maybe",
 		keyMinInputFiles:                                         "1",
+		keyStrategy:                                              "leveled",
+		keySizeRatio:                                             "0",
 		keyTables:                                                "orders",
 	} {
 		_, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", key: val}))

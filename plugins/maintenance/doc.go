@@ -27,10 +27,14 @@
 //
 // The trigger manager decides per table and task: a task is due when any
 // of its thresholds (maintenance.<task>.trigger.commit-count,
-// .data-file-count, .small-file-bytes, .delete-file-count,
+// .data-file-count, .small-file-count, .small-file-bytes, .delete-file-count,
 // .snapshot-count, .manifest-count, .interval.ms; 0 is off) is met and
 // its .min-interval.ms has passed since its last run there. The first
-// threshold met is the run's trigger ("data-file-count 57 ≥ 50").
+// threshold met is the run's trigger ("data-file-count 57 ≥ 50"). The
+// monitor polls every maintenance.poll.interval.ms, by default twice the
+// connector's commit.interval.ms (between 1 s and 1 min), and compaction's
+// defaults (8 small files in a partition, 5 s apart at least) keep up with
+// 1 s commits.
 //
 // A due task runs under a per-table, per-task lease. When the catalog is
 // a SQL catalog (SQLite or Postgres), the lease is a row of
@@ -46,12 +50,25 @@
 //
 // # Tasks
 //
-// In cycle order: rewrite-data-files (bin-pack each partition's small
-// files into target-size files, partial progress per partition),
+// In cycle order: rewrite-data-files (compact each partition's small
+// files into target-size files; partial progress commits the partitions
+// in a few batches),
 // rewrite-manifests, expire-snapshots (retain-last and max-age; never the
 // newest snapshot of any floe connector, whose offsets recovery reads; the
 // files only expired snapshots referenced are deleted), delete-metadata-
 // files, delete-orphan-files (older than a safety age, default 3 days).
+// Compaction picks a partition's files by its strategy (selection.go).
+// The default, tiered, is size-tiered compaction as LSM stores do it: sort
+// the partition's small files by size, take the smallest and each next
+// one at most size-ratio (2) times the bytes taken so far, up to the
+// target; rewrite when that makes min-input-files. A file is rewritten
+// only with at least half its size in smaller files, so each byte is
+// rewritten O(log(target/small)) times and a streaming partition keeps
+// about that many files plus the newest. bin-pack takes every small file
+// (a full compaction: at 1 s commits it would rewrite each partition's
+// whole history every run); a forced run (floe maintain --force
+// rewrite-data-files) always bin-packs.
+//
 // None of them changes a row: compaction reads rows with their deletes
 // applied and writes them back, the others touch only metadata and
 // unreferenced files.

@@ -49,6 +49,8 @@ type TableChange struct {
 	Partitions        map[string]partitionStats
 	MaxPartition      string
 	MaxPartitionFiles int64
+	// MaxPartitionSmallFiles is the most small files of any partition.
+	MaxPartitionSmallFiles int64
 	// SmallLimit is the size under which a data file counted as small.
 	SmallLimit int64
 }
@@ -197,6 +199,7 @@ func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *tab
 		if p.Files > ch.MaxPartitionFiles {
 			ch.MaxPartition, ch.MaxPartitionFiles = k, p.Files
 		}
+		ch.MaxPartitionSmallFiles = max(ch.MaxPartitionSmallFiles, p.SmallFiles)
 	}
 	if advance {
 		m.mu.Lock()

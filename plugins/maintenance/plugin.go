@@ -105,6 +105,9 @@ type runEnv struct {
 	// taken.
 	ch     TableChange
 	dryRun bool
+	// forced is a run asked for by name (floe maintain --force): the
+	// task does its full job (compaction bin-packs every small file).
+	forced bool
 	now    time.Time
 }
 
@@ -257,7 +260,7 @@ func (t *task) maybeRun(ctx context.Context, name string, ch TableChange, forced
 		}
 	}
 	started := time.Now()
-	env := runEnv{s: t.s, cat: t.conn.cat, retry: t.retry, log: t.log, owner: t.owner, ch: ch, dryRun: dry, now: started}
+	env := runEnv{s: t.s, cat: t.conn.cat, retry: t.retry, log: t.log, owner: t.owner, ch: ch, dryRun: dry, forced: forced, now: started}
 	replays := replayCount(t.conn.cat)
 	out, err := taskFuncs[name](runCtx, env)
 	if n := replayCount(t.conn.cat) - replays; n > 0 {

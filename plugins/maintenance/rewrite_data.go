@@ -10,15 +10,16 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/apache/iceberg-go/table/compaction"
 )
 
-// rewriteData bin-packs the small data files of each partition into files
-// of the target size and commits each partition's rewrite as a replace
-// snapshot (or all at once without partial progress). Compaction reads the
-// rows with their deletes applied and writes them back unchanged, so the
-// table's rows are the same before and after; a concurrent ingestion
-// commit only makes the replace re-apply on the fresh table.
+// rewriteData compacts the small data files of each partition, picked by
+// the configured strategy (selection.go; a forced run bin-packs every
+// small file), into files of the target size and commits each partition's
+// rewrite as a replace snapshot (or all at once without partial
+// progress). Compaction reads the rows with their deletes applied and
+// writes them back unchanged, so the table's rows are the same before and
+// after; a concurrent ingestion commit only makes the replace re-apply on
+// the fresh table.
 func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	tbl := env.ch.Tbl
 	out := outcome{filesBefore: env.ch.DataFiles, bytesBefore: env.ch.DataBytes, filesAfter: env.ch.DataFiles, bytesAfter: env.ch.DataBytes}
@@ -27,11 +28,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		return out, nil
 	}
 	target := env.s.targetSize(tbl.Properties())
-	cfg := compaction.DefaultConfig()
-	cfg.TargetFileSizeBytes = target
-	cfg.MinFileSizeBytes = smallFileLimit(target)
-	cfg.MaxFileSizeBytes = target * 9 / 5
-	cfg.MinInputFiles = uint(env.s.minInputFiles)
+	sel := selectionFor(env.s, target, env.forced)
 
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
@@ -53,27 +50,28 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		}
 		tasks = kept
 	}
-	plan, err := cfg.PlanCompaction(tasks)
-	if err != nil {
-		return out, fmt.Errorf("plan compaction: %w", err)
-	}
-	if len(plan.Groups) == 0 {
-		out.detail = fmt.Sprintf("nothing to rewrite: no partition has %d small files (under %s)", env.s.minInputFiles, bytesIEC(cfg.MinFileSizeBytes))
+	groups := sel.plan(tasks, specsByID(tbl.Metadata()))
+	if len(groups) == 0 {
+		out.detail = fmt.Sprintf("nothing to rewrite (%s): no partition has %d files to take (under %s)", sel.strategy, env.s.minInputFiles, bytesIEC(sel.done))
+		if sel.strategy == strategyTiered {
+			out.detail += fmt.Sprintf(" whose next file is at most %g× the smaller ones", sel.ratio)
+		}
 		if skipped > 0 {
 			out.detail += fmt.Sprintf("; %d files newer than %s left alone", skipped, env.s.skipNewest)
 		}
 		return out, nil
 	}
-	var inFiles int
+	var inFiles, estOut int
 	var inBytes int64
-	for _, g := range plan.Groups {
+	for _, g := range groups {
 		inFiles += len(g.Tasks)
 		inBytes += g.TotalSizeBytes
+		estOut += int(max(1, (g.TotalSizeBytes+target-1)/target))
 	}
 	if env.dryRun {
-		out.filesAfter = out.filesBefore - int64(inFiles) + int64(plan.EstOutputFiles)
-		out.detail = fmt.Sprintf("dry run: would rewrite %d files (%s) in %d partition group(s) into about %d file(s) of up to %s",
-			inFiles, bytesIEC(inBytes), len(plan.Groups), plan.EstOutputFiles, bytesIEC(target))
+		out.filesAfter = out.filesBefore - int64(inFiles) + int64(estOut)
+		out.detail = fmt.Sprintf("dry run (%s): would rewrite %d files (%s) in %d partition group(s) into about %d file(s) of up to %s",
+			sel.strategy, inFiles, bytesIEC(inBytes), len(groups), estOut, bytesIEC(target))
 		return out, nil
 	}
 
@@ -82,18 +80,12 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		return out, fmt.Errorf("open file IO: %w", err)
 	}
 	rw := &rewriter{env: env, planned: tbl, fs: fs, target: target}
-	specs := specsByID(tbl.Metadata())
-	groups := make([]table.CompactionTaskGroup, len(plan.Groups))
-	for i, g := range plan.Groups {
-		// The planner's key is opaque; name the group by its partition.
-		groups[i] = table.CompactionTaskGroup{PartitionKey: partitionKey(g.Tasks[0].File, specs), Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
-	}
 	runErr := rw.run(ctx, groups)
 
 	out.filesAfter = out.filesBefore - int64(rw.removedFiles) + int64(rw.addedFiles)
 	out.bytesAfter = out.bytesBefore - rw.removedBytes + rw.addedBytes
-	out.detail = fmt.Sprintf("rewrote %d file(s) (%s) into %d (%s) in %d of %d partition group(s), %d commit(s), %d conflict retr%s",
-		rw.removedFiles, bytesIEC(rw.removedBytes), rw.addedFiles, bytesIEC(rw.addedBytes),
+	out.detail = fmt.Sprintf("%s: rewrote %d file(s) (%s) into %d (%s) in %d of %d partition group(s), %d commit(s), %d conflict retr%s",
+		sel.strategy, rw.removedFiles, bytesIEC(rw.removedBytes), rw.addedFiles, bytesIEC(rw.addedBytes),
 		rw.committedGroups, len(groups), rw.commits, rw.retries, plural(rw.retries, "y", "ies"))
 	if rw.droppedGroups > 0 {
 		out.detail += fmt.Sprintf("; %d group(s) dropped: a concurrent rewrite replaced their files", rw.droppedGroups)
@@ -124,10 +116,12 @@ type rewriter struct {
 }
 
 // run executes the groups, env.s.maxGroups at a time, and commits them:
-// each batch as it completes with partial progress, all together at the
-// end without.
+// with partial progress in up to partial-progress.max-commits commits,
+// each once its share of the groups is done; all together at the end
+// without.
 func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup) error {
 	var pending []table.CompactionGroupResult
+	perCommit := (len(groups) + rw.env.s.maxCommits - 1) / max(rw.env.s.maxCommits, 1)
 	for start := 0; start < len(groups); start += rw.env.s.maxGroups {
 		if err := ctx.Err(); err != nil {
 			rw.discard(pending)
@@ -162,8 +156,10 @@ func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup)
 			}
 			continue
 		}
-		for _, r := range done {
-			rw.commit(ctx, []table.CompactionGroupResult{r})
+		pending = append(pending, done...)
+		if len(pending) >= perCommit {
+			rw.commit(ctx, pending)
+			pending = nil
 		}
 	}
 	if len(pending) > 0 {

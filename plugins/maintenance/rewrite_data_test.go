@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,10 +37,15 @@ func TestCompactionKeepsRows(t *testing.T) {
 			t.Fatalf("rewrite runs = %+v", res.Runs)
 		}
 		r := runs[0]
-		if r.Trigger != "data-file-count 200 ≥ 10" || r.FilesBefore != 800 || r.FilesAfter != 4 {
-			t.Errorf("run = %+v; want trigger data-file-count 200 ≥ 10, files 800 → 4", r)
+		if r.Trigger != "small-file-count 200 ≥ 8" || r.FilesBefore != 800 || r.FilesAfter != 4 {
+			t.Errorf("run = %+v; want trigger small-file-count 200 ≥ 8, files 800 → 4", r)
 		}
 		t.Logf("compaction: %s", r.Detail)
+		// Four groups in at most partial-progress.max-commits (3) commits:
+		// two groups each.
+		if !strings.Contains(r.Detail, "4 of 4 partition group(s), 2 commit(s)") {
+			t.Errorf("detail %q; want 4 groups in 2 commits", r.Detail)
+		}
 
 		after := scan(t, cat, "db.events")
 		after.checkExactly(t, n)

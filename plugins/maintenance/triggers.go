@@ -31,6 +31,7 @@ func decide(th thresholds, ch TableChange, last time.Time, now time.Time) decisi
 	checks := []check{
 		{"commit-count", commitsSince(ch, last), th.commitCount},
 		{"data-file-count", ch.MaxPartitionFiles, th.dataFileCount},
+		{"small-file-count", ch.MaxPartitionSmallFiles, th.smallFileCount},
 		{"small-file-bytes", ch.SmallBytes, th.smallFileBytes},
 		{"delete-file-count", ch.DeleteFiles, th.deleteFileCount},
 		{"snapshot-count", ch.Snapshots, th.snapshotCount},

@@ -1,0 +1,177 @@
+package maintenance
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Strategies of rewrite-data-files: which of a partition's files a run
+// takes.
+const (
+	// strategyTiered takes, per partition, the smallest files and each
+	// next one that is at most size-ratio times the bytes taken so far
+	// (size-tiered, as LSM stores compact). A file is rewritten only
+	// together with at least 1/ratio of its own size in smaller files,
+	// so every rewrite grows the file holding a byte by a factor of at
+	// least 1 + 1/ratio: each byte is rewritten O(log(target/small))
+	// times, and a partition holds about log(target/small) tiers plus
+	// the files that arrived since the last run. Made for streaming
+	// tables, whose files stay small for many commits.
+	strategyTiered = "tiered"
+	// strategyBinPack takes every small file of a partition, whatever
+	// its size: a full compaction, as Iceberg's rewrite_data_files
+	// does. Run every few commits on a streaming table it rewrites the
+	// partition's whole history each time (quadratic work); a forced
+	// run always uses it.
+	strategyBinPack = "bin-pack"
+)
+
+// deleteFileThreshold is the number of delete files applying to a data
+// file that makes it a candidate whatever its size (iceberg-go's
+// compaction default): rewriting it drops the deletes from every scan.
+const deleteFileThreshold = 5
+
+// selection is how a run picks files.
+type selection struct {
+	strategy string
+	// target is the size of compacted files; done is the size from which
+	// a file is never a candidate (unless deletes apply to it).
+	target, done int64
+	ratio        float64
+	minInput     int
+}
+
+// selectionFor is the selection of a run: the configured strategy, or a
+// full bin-pack when forced.
+func selectionFor(s settings, target int64, forced bool) selection {
+	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles}
+	if forced {
+		sel.strategy = strategyBinPack
+	}
+	return sel
+}
+
+// plan groups tasks by partition and picks each partition's files. Each
+// group is rewritten into files of the target size and committed as one
+// unit (with partial progress).
+func (sel selection) plan(tasks []table.FileScanTask, specs map[int]iceberg.PartitionSpec) []table.CompactionTaskGroup {
+	type part struct {
+		key   string
+		files []table.FileScanTask
+	}
+	byKey := map[string]*part{}
+	var order []string
+	for _, t := range tasks {
+		if !sel.candidate(t) {
+			continue
+		}
+		k := partitionKey(t.File, specs)
+		// Files of different specs never share a group, even when their
+		// partition values print alike.
+		id := fmt.Sprintf("%d|%s", t.File.SpecID(), k)
+		p := byKey[id]
+		if p == nil {
+			p = &part{key: k}
+			byKey[id] = p
+			order = append(order, id)
+		}
+		p.files = append(p.files, t)
+	}
+	var groups []table.CompactionTaskGroup
+	for _, id := range order {
+		p := byKey[id]
+		slices.SortStableFunc(p.files, func(a, b table.FileScanTask) int {
+			return cmp.Compare(a.File.FileSizeBytes(), b.File.FileSizeBytes())
+		})
+		var picked [][]table.FileScanTask
+		switch sel.strategy {
+		case strategyBinPack:
+			picked = sel.binPack(p.files)
+		default:
+			picked = sel.tiered(p.files)
+		}
+		for _, files := range picked {
+			g := table.CompactionTaskGroup{PartitionKey: p.key, Tasks: files}
+			for _, f := range files {
+				g.TotalSizeBytes += f.File.FileSizeBytes()
+			}
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}
+
+// candidate reports a file a run may take: one under the done size, or
+// one with enough delete files to be worth rewriting.
+func (sel selection) candidate(t table.FileScanTask) bool {
+	if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) >= deleteFileThreshold {
+		return true
+	}
+	return t.File.FileSizeBytes() < sel.done
+}
+
+// tiered picks, from a partition's candidates sorted by size, the smallest
+// ones and each next one no bigger than ratio × the bytes taken so far,
+// until the bytes taken reach the target; nothing when fewer than
+// min-input-files qualify.
+func (sel selection) tiered(files []table.FileScanTask) [][]table.FileScanTask {
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		sizes[i] = f.File.FileSizeBytes()
+	}
+	n := sel.tieredTake(sizes)
+	if n == 0 {
+		return nil
+	}
+	return [][]table.FileScanTask{files[:n]}
+}
+
+// tieredTake is tiered over sizes sorted ascending: how many of the first
+// to take (0: none).
+func (sel selection) tieredTake(sizes []int64) int {
+	if len(sizes) < sel.minInput {
+		return 0
+	}
+	n := 1
+	sum := sizes[0]
+	for n < len(sizes) && sum < sel.target && float64(sizes[n]) <= sel.ratio*float64(sum) {
+		sum += sizes[n]
+		n++
+	}
+	if n < sel.minInput {
+		return 0
+	}
+	return n
+}
+
+// binPack takes all of a partition's candidates (when there are at least
+// min-input-files) in groups of about the target size, so a large backlog
+// commits piece by piece.
+func (sel selection) binPack(files []table.FileScanTask) [][]table.FileScanTask {
+	if len(files) < sel.minInput {
+		return nil
+	}
+	var out [][]table.FileScanTask
+	start := 0
+	var sum int64
+	for i, f := range files {
+		sum += f.File.FileSizeBytes()
+		if sum >= sel.target {
+			out = append(out, files[start:i+1])
+			start, sum = i+1, 0
+		}
+	}
+	if rest := files[start:]; len(rest) > 0 {
+		if len(out) > 0 && len(rest) < sel.minInput {
+			// Too few to stand alone: join the last group.
+			out[len(out)-1] = files[len(files)-len(rest)-len(out[len(out)-1]):]
+		} else {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
