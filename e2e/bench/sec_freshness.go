@@ -369,14 +369,16 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 // replace the data files whose rows are measured, and the sink's
 // manifest merging keeps the manifest list short.
 var freshMaintenance = map[string]string{
-	"maintenance":                                         "iceberg-maintenance",
-	"maintenance.poll.interval.ms":                        "5000",
-	"maintenance.rewrite-data-files.enabled":              "false",
-	"maintenance.rewrite-manifests.enabled":               "false",
-	"maintenance.delete-orphan-files.enabled":             "false",
-	"maintenance.expire-snapshots.trigger.snapshot-count": "150",
-	"maintenance.expire-snapshots.min-interval.ms":        "30000",
-	"maintenance.expire-snapshots.retain-last":            "100",
+	"maintenance":                             "iceberg-maintenance",
+	"maintenance.poll.interval.ms":            "5000",
+	"maintenance.rewrite-data-files.enabled":  "false",
+	"maintenance.rewrite-manifests.enabled":   "false",
+	"maintenance.delete-orphan-files.enabled": "false",
+	// A minute of time travel: about 60 snapshots at 1 s commits,
+	// expired once there are 90, at most every 15 s.
+	"maintenance.expire-snapshots.trigger.snapshot-count": "90",
+	"maintenance.expire-snapshots.min-interval.ms":        "15000",
+	"maintenance.expire-snapshots.retain-last":            "10",
 	"maintenance.expire-snapshots.max-age.ms":             "60000",
 	"process.maintenance.cpus":                            "1",
 }

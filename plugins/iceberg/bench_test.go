@@ -228,10 +228,21 @@ func BenchmarkSplit(b *testing.B) {
 //
 //	go test ./plugins/iceberg -run '^$' -bench BenchmarkCommitLatency -benchtime 1x
 func BenchmarkCommitLatency(b *testing.B) {
-	for _, merge := range []string{"true", "false"} {
-		b.Run("manifest-merge="+merge, func(b *testing.B) {
+	cases := []struct {
+		name   string
+		merge  string
+		expire int // keep this many snapshots, expiring every expire/2 commits; 0: never
+	}{
+		{"manifest-merge=true", "true", 0},
+		{"manifest-merge=false", "false", 0},
+		// What the maintenance plugin's expire-snapshots does at 1 s
+		// commits: the history stops growing, and so does the commit.
+		{"manifest-merge=true/expire=60", "true", 60},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
-				wall, cpu := commitSeries(b, 300, map[string]string{prefixCreateProps + "commit.manifest-merge.enabled": merge})
+				wall, cpu := commitSeries(b, 300, c.expire, map[string]string{prefixCreateProps + "commit.manifest-merge.enabled": c.merge})
 				b.ReportMetric(percentile(wall, 0.5), "p50-ms")
 				b.ReportMetric(percentile(wall, 0.99), "p99-ms")
 				b.ReportMetric(percentile(wall[:20], 0.5), "first20-p50-ms")
@@ -251,8 +262,10 @@ func percentile(ds []time.Duration, q float64) float64 {
 }
 
 // commitSeries makes n commits of 100 records each and returns each
-// Commit's wall-clock and CPU time.
-func commitSeries(b *testing.B, n int, cfg map[string]string) (wall, cpu []time.Duration) {
+// Commit's wall-clock and CPU time. With expire > 0, another writer (as
+// the maintenance plugin would) expires all but the newest expire
+// snapshots every expire/2 commits, between the sink's commits.
+func commitSeries(b *testing.B, n, expire int, cfg map[string]string) (wall, cpu []time.Duration) {
 	f := newFixture(b, cfg)
 	tk := f.open(1)
 	defer tk.Close(context.Background())
@@ -275,6 +288,15 @@ func commitSeries(b *testing.B, n int, cfg map[string]string) (wall, cpu []time.
 		}
 		wall = append(wall, time.Since(start))
 		cpu = append(cpu, cpuTime()-cpu0)
+		if expire > 0 && (i+1)%(expire/2) == 0 {
+			txn := f.load("db.events").NewTransaction()
+			if err := txn.ExpireSnapshots(table.WithRetainLast(expire), table.WithOlderThan(0)); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := txn.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	return wall, cpu
 }
