@@ -73,7 +73,7 @@ func Freshness(t *T, o Options, rep *Report, st *State) {
 		"Latency of a row = the time its commit became visible − its `_source_timestamp` (read back from every live data file with iceberg-go + Parquet). "+
 		"A commit is visible once the catalog holds it; the bench takes the first `/metrics` poll (every 100 ms) whose `floe_commits_total` counts it, so a row's latency is at most one poll too high; "+
 		"a file's commit is found by its data sequence number, which survives expiry. The snapshot's own timestamp is taken when the commit is planned, before its metadata is written: "+
-		"latency against it is shown too (snapshot p99), and is lower. Rows produced in the first %s are left out (consumer-group join). "+
+		"latency against it is shown too (snapshot p99), over the rows of snapshots that were not expired, so with expiry only about the last minute's. Rows produced in the first %s are left out (consumer-group join). "+
 		"Commit latency: each commit's duration from floe's `floe_commit_duration_seconds` (its `_sum` growth between `/metrics` polls every 100 ms).",
 		Num(rate), source, o.KafkaPartitions, maintKeys(), o.FreshWarmup)
 
