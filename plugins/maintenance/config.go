@@ -77,7 +77,8 @@ const (
 	keyDataDir        = lake.KeyDataDir
 	// keyCommitInterval is the host's checkpoint interval; the poll
 	// interval follows it when not set.
-	keyCommitInterval = "commit.interval.ms"
+	keyCommitInterval    = "commit.interval.ms"
+	keyCommitIntervalAlt = "iceberg.control.commit.interval-ms"
 )
 
 const (
@@ -123,7 +124,7 @@ func Spec() sdk.Spec {
 	const gGeneral = "Maintenance"
 	fields := []*sdk.Field{
 		sdk.Duration(keyPollInterval).
-			Describe("How often each table is looked at (its metadata and manifests, never its data) to decide what is due; the plugin asks for the next cycle after this long (milliseconds or a Go duration). Empty means twice the connector's commit.interval.ms, between 1 s and 1 min (2 s at 1 s commits, so compaction keeps up with a file per partition per second), or 1 min when the connector does not set it.").
+			Describe("How often each table is looked at (its metadata and manifests, never its data) to decide what is due; the plugin asks for the next cycle after this long (milliseconds or a Go duration). Empty means twice the connector's commit.interval.ms (or iceberg.control.commit.interval-ms), between 1 s and 1 min (2 s at 1 s commits, so compaction keeps up with a file per partition per second), or 1 min when the connector does not set it.").
 			Check(atLeast(time.Second)).InGroup(gGeneral).Rank(sdk.High),
 		sdk.List(keyTables).
 			Describe("Tables to look after, as namespace.table. Empty means the connector's iceberg.tables; with iceberg.tables.dynamic-enabled, also every table in those tables' namespaces (every namespace when iceberg.tables is empty) that the connector wrote to.").
@@ -417,7 +418,9 @@ func derivedPollInterval(cfg sdk.Config) time.Duration {
 	const fallback = time.Minute
 	v, ok := cfg.Get(keyCommitInterval)
 	if !ok {
-		return fallback
+		if v, ok = cfg.Get(keyCommitIntervalAlt); !ok {
+			return fallback
+		}
 	}
 	d, err := sdk.ParseDuration(v)
 	if err != nil || d <= 0 {
