@@ -30,9 +30,11 @@
 // Every component declares its config keys once, with [NewSpec] and the
 // field constructors ([String], [Int], [Bool], ...), and states the rules
 // between keys with [Spec.WithCheck], whose errors name their key with
-// [KeyError]. The declaration drives validation, defaults, the REST API's
-// config/validate answer and the `floe plugins` listing. Values reach the
-// plugin as a [Config] with the defaults filled in.
+// [KeyError]. Checks against the systems a config names (a registry, a
+// catalog) are probes, [Spec.WithProbe]: they run for config/validate
+// only, with a deadline. The declaration drives validation, defaults, the
+// REST API's config/validate answer and the `floe plugins` listing. Values
+// reach the plugin as a [Config] with the defaults filled in.
 //
 // # Writing a plugin
 //

@@ -24,14 +24,20 @@ func (d *describeServer) Describe(context.Context, *pb.DescribeRequest) (*pb.Des
 
 // Validate runs the component's spec, including the plugin's own field
 // checks and whole-config checks ([Spec.WithCheck]), which the host cannot
-// run itself. A check's error that names no key comes back with an empty
-// key: the host shows it under the key naming the component.
-func (d *describeServer) Validate(_ context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+// run itself, and, when the host asks and those all passed, its probes
+// ([Spec.WithProbe]) within the call's deadline. A check's error that
+// names no key comes back with an empty key: the host shows it under the
+// key naming the component.
+func (d *describeServer) Validate(ctx context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
 	c, err := d.s.component(kindFromProto(req.GetKind()), req.GetComponent())
 	if err != nil {
 		return nil, err
 	}
-	return &pb.ValidateResponse{Errors: configErrorsToProto(c.Spec.Validate(req.GetConfig()))}, nil
+	errs := c.Spec.Validate(req.GetConfig())
+	if len(errs) == 0 && req.GetProbe() {
+		errs = c.Spec.Probe(ctx, req.GetConfig())
+	}
+	return &pb.ValidateResponse{Errors: configErrorsToProto(errs)}, nil
 }
 
 // sdkVersion is the version of the floe module the plugin was built with,

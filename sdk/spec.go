@@ -232,11 +232,12 @@ func KeyError(key, format string, args ...any) error {
 }
 
 // Spec is a component's whole config declaration: its fields, and the
-// checks that look at several keys at once. Build it with [NewSpec] and
-// [Spec.WithCheck].
+// checks that look at several keys at once. Build it with [NewSpec],
+// [Spec.WithCheck] and [Spec.WithProbe].
 type Spec struct {
 	fields []*Field
 	checks []func(Config) error
+	probes []Probe
 }
 
 // NewSpec declares a component's config keys.
@@ -256,7 +257,8 @@ func NewSpec(fields ...*Field) Spec {
 // once; any other error is about the config as a whole (see
 // [ConfigError.Key]). A wrapping error (fmt.Errorf with %w) keeps the
 // keys of what it wraps. fn must not block or reach other systems:
-// config/validate waits for it.
+// config/validate waits for it, and it runs before every Open. Checks
+// against other systems go in [Spec.WithProbe].
 //
 // The checks run in the order they were added, all of them.
 func (s Spec) WithCheck(fn func(cfg Config) error) Spec {

@@ -34,6 +34,14 @@ type Process interface {
 	Kill()
 }
 
+// ProcessWithProbes is a [Process] that can also run a component's probes
+// (sdk.Spec.WithProbe) after its validation, for config/validate only.
+// *client.Process through [WrapProcess] is one.
+type ProcessWithProbes interface {
+	Process
+	ValidateAndProbe(ctx context.Context, kind sdk.Kind, component string, config map[string]string) ([]sdk.ConfigError, error)
+}
+
 // SourceTask is what the runtime needs of *client.SourceTask. Read, Commit
 // and Close are called from one goroutine per task.
 type SourceTask interface {
@@ -106,6 +114,10 @@ func (c clientProcess) OpenMaintenance(ctx context.Context, req client.Maintenan
 
 func (c clientProcess) Validate(ctx context.Context, kind sdk.Kind, component string, config map[string]string) ([]sdk.ConfigError, error) {
 	return c.p.Validate(ctx, kind, component, config)
+}
+
+func (c clientProcess) ValidateAndProbe(ctx context.Context, kind sdk.Kind, component string, config map[string]string) ([]sdk.ConfigError, error) {
+	return c.p.ValidateAndProbe(ctx, kind, component, config)
 }
 
 func (c clientProcess) Exited() <-chan struct{} { return c.p.Exited() }

@@ -33,6 +33,10 @@ type fakePlugins struct {
 	failTask atomic.Int64
 	// readDelay slows every Read down.
 	readDelay time.Duration
+	// probes counts the sink's probe runs; probeLeft is the time its
+	// last one had before its ctx's deadline.
+	probes    atomic.Int64
+	probeLeft atomic.Int64
 }
 
 func newFakePlugins() *fakePlugins {
@@ -93,6 +97,23 @@ func (p *fakeProc) Validate(_ context.Context, kind sdk.Kind, _ string, cfg map[
 	}
 	if kind == sdk.KindSink && cfg["tbl.path"] == "" {
 		return []sdk.ConfigError{{Key: "tbl.path", Message: "missing required configuration \"tbl.path\" which has no default value"}}, nil
+	}
+	return nil, nil
+}
+
+// ValidateAndProbe runs the sink's probe after Validate: tbl.path
+// "unreachable" is a store it cannot reach.
+func (p *fakeProc) ValidateAndProbe(ctx context.Context, kind sdk.Kind, comp string, cfg map[string]string) ([]sdk.ConfigError, error) {
+	errs, err := p.Validate(ctx, kind, comp, cfg)
+	if err != nil || len(errs) > 0 || kind != sdk.KindSink {
+		return errs, err
+	}
+	p.f.probes.Add(1)
+	if dl, ok := ctx.Deadline(); ok {
+		p.f.probeLeft.Store(int64(time.Until(dl)))
+	}
+	if cfg["tbl.path"] == "unreachable" {
+		return []sdk.ConfigError{{Key: "tbl.path", Message: "store unreachable: timeout after 10s"}}, nil
 	}
 	return nil, nil
 }

@@ -84,7 +84,9 @@ func HostConfig() []ConfigDef {
 // (connector.class for a sink, source for a source, ...) is set to it when
 // absent. The answer lists every key of the host and of the connector's
 // components; values of PASSWORD keys are null. An unknown plugin is an
-// error entry, not an error.
+// error entry, not an error. Unlike the validation of create and update,
+// it also runs the components' probes (sdk.Spec.WithProbe), which may
+// reach the systems the config names.
 func (w *Worker) Validate(ctx context.Context, plugin string, config map[string]string) (ConfigInfos, error) {
 	cfg := maps.Clone(config)
 	if cfg == nil {
@@ -106,7 +108,7 @@ func (w *Worker) Validate(ctx context.Context, plugin string, config map[string]
 			mismatch = fmt.Sprintf("the config names %q but validation was asked for plugin %q", cur, plugin)
 		}
 	}
-	v := w.validate(ctx, cfg)
+	v := w.validateWith(ctx, cfg, true)
 	infos := v.infos
 	if mismatch != "" {
 		for i := range infos.Configs {

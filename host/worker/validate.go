@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/sdk"
@@ -111,11 +112,23 @@ func resolveSpecs(all []client.Component, config map[string]string) (specSet, ma
 	return set, problems
 }
 
+// validateTimeout bounds one plugin's Validate call (its probes included),
+// so a slow or unreachable system never hangs a REST call.
+const validateTimeout = 30 * time.Second
+
 // validate checks a connector config against the union of its specs:
 // the host's keys (validated here), each component's keys (validated in
 // the plugin, started for the purpose), and keys no spec declares. It
-// never fails: every problem is an error in the ConfigInfos.
+// never fails: every problem is an error in the ConfigInfos. It runs no
+// probes: it guards create, update, restart and start-up, which must not
+// depend on other systems answering.
 func (w *Worker) validate(ctx context.Context, config map[string]string) validation {
+	return w.validateWith(ctx, config, false)
+}
+
+// validateWith is validate, also running the components' probes
+// (sdk.Spec.WithProbe) when probe is set: config/validate only.
+func (w *Worker) validateWith(ctx context.Context, config map[string]string, probe bool) validation {
 	all := w.plugins.Components()
 	set, problems := resolveSpecs(all, config)
 	v := validation{comps: map[sdk.Kind]string{}, secrets: map[string]bool{}}
@@ -134,7 +147,7 @@ func (w *Worker) validate(ctx context.Context, config map[string]string) validat
 	for _, e := range set.host.Validate(config) {
 		b.addError(e.Key, e.Message)
 	}
-	for key, msg := range w.validateInPlugins(ctx, set, config) {
+	for key, msg := range w.validateInPlugins(ctx, set, config, probe) {
 		for _, m := range msg {
 			b.addError(key, m)
 		}
@@ -167,9 +180,10 @@ func (w *Worker) validate(ctx context.Context, config map[string]string) validat
 }
 
 // validateInPlugins runs each component's own validation in its plugin
-// process, all at once. A plugin that cannot start is an error on the key
-// naming its component.
-func (w *Worker) validateInPlugins(ctx context.Context, set specSet, config map[string]string) map[string][]string {
+// process, all at once, each call bounded by validateTimeout; with probe,
+// the components' probes run too. A plugin that cannot start or answer
+// in time is an error on the key naming its component.
+func (w *Worker) validateInPlugins(ctx context.Context, set specSet, config map[string]string, probe bool) map[string][]string {
 	cfg := maps.Clone(config)
 	cfg[runtime.KeyDataDir] = w.cfg.DataDir
 	var mu sync.Mutex
@@ -190,7 +204,18 @@ func (w *Worker) validateInPlugins(ctx context.Context, set specSet, config map[
 				return
 			}
 			defer proc.Kill()
-			errs, err := proc.Validate(ctx, c.kind, c.comp.Name, cfg)
+			vctx, cancel := context.WithTimeout(ctx, validateTimeout)
+			defer cancel()
+			var errs []sdk.ConfigError
+			if p, ok := proc.(runtime.ProcessWithProbes); ok && probe {
+				errs, err = p.ValidateAndProbe(vctx, c.kind, c.comp.Name, cfg)
+			} else {
+				errs, err = proc.Validate(vctx, c.kind, c.comp.Name, cfg)
+			}
+			if err != nil && ctx.Err() == nil && vctx.Err() != nil {
+				add(kindKey(c.kind), fmt.Sprintf("the %s plugin %q did not finish validating the config within %v; check that the systems the config names answer", c.kind, c.comp.Name, validateTimeout))
+				return
+			}
 			if err != nil {
 				add(kindKey(c.kind), fmt.Sprintf("the %s plugin %q could not validate the config: %v", c.kind, c.comp.Name, err))
 				return

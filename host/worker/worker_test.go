@@ -224,6 +224,40 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// config/validate runs the components' probes, within a bounded time;
+// create and update do not: they must not depend on other systems.
+func TestValidateProbes(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["name"] = "p"
+	cfg["tbl.path"] = "unreachable"
+	infos, err := w.Validate(ctx, "tbl", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, c := range infos.Configs {
+		if c.Value.Name == "tbl.path" {
+			msgs = c.Value.Errors
+		}
+	}
+	if infos.ErrorCount != 1 || len(msgs) != 1 || !strings.Contains(msgs[0], "timeout after 10s") {
+		t.Fatalf("validate: %d errors, tbl.path %q; want the probe's", infos.ErrorCount, msgs)
+	}
+	if left := time.Duration(fp.probeLeft.Load()); left <= 0 || left > validateTimeout {
+		t.Errorf("the probe's ctx had %v left, want a deadline within %v", left, validateTimeout)
+	}
+	before := fp.probes.Load()
+	if _, err := w.CreateConnector(ctx, "p", cfg, ""); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if n := fp.probes.Load() - before; n != 0 {
+		t.Errorf("create ran the probes %d times", n)
+	}
+}
+
 func TestSecretsAreHiddenAndKept(t *testing.T) {
 	fp := newFakePlugins()
 	w := newWorker(t, fp, t.TempDir())

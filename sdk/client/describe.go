@@ -44,3 +44,16 @@ func (p *Process) Validate(ctx context.Context, kind sdk.Kind, component string,
 	}
 	return configErrorsFromProto(resp.GetErrors()), nil
 }
+
+// ValidateAndProbe is [Process.Validate], and then, when the config passed,
+// the component's probes (sdk.Spec.WithProbe): checks against the systems
+// the config names, such as a registry or a catalog. Call it for
+// config/validate only, with a deadline on ctx: the plugin answers a
+// little before it, naming what did not answer in time.
+func (p *Process) ValidateAndProbe(ctx context.Context, kind sdk.Kind, component string, config map[string]string) ([]sdk.ConfigError, error) {
+	resp, err := p.describe.Validate(ctx, &pb.ValidateRequest{Kind: kindToProto(kind), Component: component, Config: config, Probe: true})
+	if err != nil {
+		return nil, p.callError(ctx, "validate "+string(kind)+" "+quote(component), err)
+	}
+	return configErrorsFromProto(resp.GetErrors()), nil
+}

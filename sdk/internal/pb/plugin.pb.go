@@ -414,10 +414,16 @@ func (x *ConfigField) GetImportance() string {
 }
 
 type ValidateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          Kind                   `protobuf:"varint,1,opt,name=kind,proto3,enum=floe.plugin.v1.Kind" json:"kind,omitempty"`
-	Component     string                 `protobuf:"bytes,2,opt,name=component,proto3" json:"component,omitempty"`
-	Config        map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Kind      Kind                   `protobuf:"varint,1,opt,name=kind,proto3,enum=floe.plugin.v1.Kind" json:"kind,omitempty"`
+	Component string                 `protobuf:"bytes,2,opt,name=component,proto3" json:"component,omitempty"`
+	Config    map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// probe asks for the component's probes too, once the fields and the
+	// whole-config checks passed: checks that reach the systems the config
+	// names (a registry, a catalog). The host sets it for config/validate
+	// only, never before Open, and bounds the call with a deadline; answer
+	// a little before it.
+	Probe         bool `protobuf:"varint,4,opt,name=probe,proto3" json:"probe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,11 +479,18 @@ func (x *ValidateRequest) GetConfig() map[string]string {
 	return nil
 }
 
+func (x *ValidateRequest) GetProbe() bool {
+	if x != nil {
+		return x.Probe
+	}
+	return false
+}
+
 type ValidateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// errors lists every problem: the fields' own checks first; only when
 	// they all pass, the component's whole-config checks (rules between
-	// keys).
+	// keys); only when those pass too and probe was set, the probes'.
 	Errors        []*ConfigError `protobuf:"bytes,1,rep,name=errors,proto3" json:"errors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3357,11 +3370,12 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06prefix\x18\v \x01(\bR\x06prefix\x12\x1e\n" +
 	"\n" +
 	"importance\x18\f \x01(\tR\n" +
-	"importance\"\xd9\x01\n" +
+	"importance\"\xef\x01\n" +
 	"\x0fValidateRequest\x12(\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x14.floe.plugin.v1.KindR\x04kind\x12\x1c\n" +
 	"\tcomponent\x18\x02 \x01(\tR\tcomponent\x12C\n" +
-	"\x06config\x18\x03 \x03(\v2+.floe.plugin.v1.ValidateRequest.ConfigEntryR\x06config\x1a9\n" +
+	"\x06config\x18\x03 \x03(\v2+.floe.plugin.v1.ValidateRequest.ConfigEntryR\x06config\x12\x14\n" +
+	"\x05probe\x18\x04 \x01(\bR\x05probe\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n" +
