@@ -34,6 +34,11 @@ func EncodeRecordBatch(rec arrow.RecordBatch) ([]byte, error) {
 
 // DecodeRecordBatch reads the one record batch of an IPC stream. The caller
 // releases the result.
+//
+// The result's buffers are b's bytes, not a copy (b is a whole batch
+// received over gRPC, so copying it again only costs CPU and garbage):
+// b must not change while the record lives. mem allocates only what
+// cannot be shared (decompressed buffers, an empty batch).
 func DecodeRecordBatch(b []byte, mem memory.Allocator) (arrow.RecordBatch, error) {
 	if len(b) == 0 {
 		return nil, errors.New("arrowipc: empty record batch stream")
@@ -41,7 +46,7 @@ func DecodeRecordBatch(b []byte, mem memory.Allocator) (arrow.RecordBatch, error
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	r, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(mem))
+	r, err := ipc.NewReaderFromMessageReader(newBytesMessageReader(b), ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, fmt.Errorf("arrowipc: decode record batch: %w", err)
 	}
