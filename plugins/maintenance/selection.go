@@ -116,8 +116,8 @@ func (sel selection) candidate(t table.FileScanTask) bool {
 
 // tiered picks, from a partition's candidates sorted by size, the smallest
 // ones and each next one no bigger than ratio × the bytes taken so far,
-// until the bytes taken reach the target; nothing when fewer than
-// min-input-files qualify.
+// as long as the bytes taken stay within the target; nothing when fewer
+// than min-input-files qualify.
 func (sel selection) tiered(files []table.FileScanTask) [][]table.FileScanTask {
 	sizes := make([]int64, len(files))
 	for i, f := range files {
@@ -138,7 +138,9 @@ func (sel selection) tieredTake(sizes []int64) int {
 	}
 	n := 1
 	sum := sizes[0]
-	for n < len(sizes) && sum < sel.target && float64(sizes[n]) <= sel.ratio*float64(sum) {
+	// Never past the target: the output stays one file, and a file just
+	// under the done size is not rewritten only to grow past the target.
+	for n < len(sizes) && sum+sizes[n] <= sel.target && float64(sizes[n]) <= sel.ratio*float64(sum) {
 		sum += sizes[n]
 		n++
 	}

@@ -107,8 +107,9 @@ func TestTieredTake(t *testing.T) {
 		{[]int64{10, 10, 10}, 3},              // all alike
 		{[]int64{10, 10, 100, 100}, 0},        // 100 > 2 × 20: only two
 		{[]int64{10, 10, 30, 200}, 3},         // 30 ≤ 40; 200 > 100
-		{[]int64{10, 20, 60, 180, 500}, 5},    // each ≤ 2 × the sum below it; stops at the target
-		{[]int64{400, 400, 500, 500, 600}, 3}, // 400+400+500 ≥ target
+		{[]int64{10, 20, 60, 180, 500}, 5},    // each ≤ 2 × the sum below it; 770 ≤ target
+		{[]int64{300, 300, 400, 500, 600}, 3}, // 300+300+400 = target; 500 more is past it
+		{[]int64{100, 100, 100, 300, 740}, 4}, // 740 ≤ 2 × 600, but 1340 > target
 	} {
 		if got := sel.tieredTake(c.sizes); got != c.want {
 			t.Errorf("tieredTake(%v) = %d; want %d", c.sizes, got, c.want)
