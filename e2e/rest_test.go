@@ -200,7 +200,7 @@ func TestStandaloneRESTLikeConnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSinkOffsets(t, offs, 2)
+		checkDatagenOffsets(t, offs, 2)
 		total := int64(0)
 		for _, o := range offs.Offsets {
 			total += offsetValue(t, o)
@@ -337,8 +337,8 @@ func TestStandaloneRESTLikeConnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSinkOffsets(t, offs, 2)
-		moved := harness.Offsets{Offsets: []harness.Offset{{Partition: offs.Offsets[0].Partition, Offset: map[string]any{"kafka_offset": 5}}}}
+		checkDatagenOffsets(t, offs, 2)
+		moved := harness.Offsets{Offsets: []harness.Offset{{Partition: offs.Offsets[0].Partition, Offset: map[string]any{"position": 5}}}}
 		if err := api.AlterOffsets(ctx, name, moved); err != nil {
 			t.Fatalf("PATCH offsets of a STOPPED connector: %v", err)
 		}
@@ -346,7 +346,7 @@ func TestStandaloneRESTLikeConnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSinkOffsets(t, after, 2)
+		checkDatagenOffsets(t, after, 2)
 		if got := offsetValue(t, after.Offsets[0]); got != 5 {
 			t.Errorf("after PATCH offsets to 5, GET offsets says %d for %v", got, after.Offsets[0].Partition)
 		}
@@ -599,9 +599,11 @@ func checkInfo(t *testing.T, info harness.ConnectorInfo, name string, tasks int)
 	}
 }
 
-// checkSinkOffsets checks Connect's offsets document of a sink connector:
-// partitions {kafka_topic, kafka_partition}, offsets {kafka_offset}.
-func checkSinkOffsets(t *testing.T, offs harness.Offsets, n int) {
+// checkDatagenOffsets checks the offsets document of a connector whose
+// source is not Kafka (datagen): partitions {partition}, offsets
+// {position}. A Kafka source's come in Connect's sink shape instead
+// ({kafka_topic, kafka_partition}, {kafka_offset}); offsetValue reads both.
+func checkDatagenOffsets(t *testing.T, offs harness.Offsets, n int) {
 	t.Helper()
 	if len(offs.Offsets) != n {
 		t.Fatalf("offsets: %d entries, want %d: %+v", len(offs.Offsets), n, offs)
@@ -609,15 +611,21 @@ func checkSinkOffsets(t *testing.T, offs harness.Offsets, n int) {
 	for _, o := range offs.Offsets {
 		pk := slices.Sorted(maps.Keys(o.Partition))
 		ok := slices.Sorted(maps.Keys(o.Offset))
-		if !slices.Equal(pk, []string{"kafka_partition", "kafka_topic"}) || !slices.Equal(ok, []string{"kafka_offset"}) {
-			t.Errorf("offsets entry %v: partition keys %v and offset keys %v, want Connect's sink shape [kafka_partition kafka_topic] and [kafka_offset]", o, pk, ok)
+		if !slices.Equal(pk, []string{"partition"}) || !slices.Equal(ok, []string{"position"}) {
+			t.Errorf("offsets entry %v: partition keys %v and offset keys %v, want a non-Kafka source's shape [partition] and [position]", o, pk, ok)
 		}
 	}
 }
 
+// offsetValue reads an offsets entry's position: kafka_offset (a Kafka
+// source) or position (any other source).
 func offsetValue(t *testing.T, o harness.Offset) int64 {
 	t.Helper()
-	switch v := o.Offset["kafka_offset"].(type) {
+	key := "kafka_offset"
+	if _, ok := o.Offset[key]; !ok {
+		key = "position"
+	}
+	switch v := o.Offset[key].(type) {
 	case json.Number:
 		n, err := v.Int64()
 		if err != nil {
@@ -627,7 +635,7 @@ func offsetValue(t *testing.T, o harness.Offset) int64 {
 	case float64:
 		return int64(v)
 	}
-	t.Fatalf("offset %v: kafka_offset is not a number", o)
+	t.Fatalf("offset %v: neither kafka_offset nor position is a number", o)
 	return 0
 }
 
