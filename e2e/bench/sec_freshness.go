@@ -10,9 +10,6 @@ import (
 	"strings"
 	"time"
 
-	icebergapi "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/floehq/floe/e2e/harness"
 	"github.com/floehq/floe/plugins/datagen/generate"
 	"github.com/floehq/floe/plugins/kafka/kafkatest"
@@ -247,7 +244,7 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	for _, c := range commits {
 		snapAt[c.SnapshotID] = c.At
 	}
-	files, err := liveFilesSeq(ctx, tbl)
+	files, err := LiveFiles(ctx, tbl)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -270,7 +267,7 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	if !useMetrics {
 		t.Logf("/metrics counted %d commits, the table holds %d: latency falls back to snapshot timestamps", len(visible), len(seqs))
 	}
-	commitAt := func(f liveFile) (time.Time, bool) {
+	commitAt := func(f LiveFile) (time.Time, bool) {
 		if useMetrics {
 			return visible[ordinal[f.Seq]], true
 		}
@@ -282,7 +279,7 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	// commits after the warm-up.
 	firstAfterWarm := len(seqs)
 	perCommitMax := make([]int64, len(seqs))
-	slices.SortFunc(files, func(a, b liveFile) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(files, func(a, b LiveFile) int { return cmp.Compare(a.Seq, b.Seq) })
 	var rows int64
 	for _, f := range files {
 		at, ok := commitAt(f)
@@ -418,41 +415,4 @@ func commitTimes(samples []MetricSample) []time.Time {
 		}
 	}
 	return out
-}
-
-// liveFile is a data file of the current snapshot with the snapshot that
-// added it and its data sequence number (kept when that snapshot
-// expires).
-type liveFile struct {
-	Path       string
-	SnapshotID int64
-	Seq        int64
-}
-
-func liveFilesSeq(ctx context.Context, tbl *table.Table) ([]liveFile, error) {
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		return nil, nil
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	manifests, err := snap.Manifests(fs)
-	if err != nil {
-		return nil, err
-	}
-	var out []liveFile
-	for _, m := range manifests {
-		if m.ManifestContent() != icebergapi.ManifestContentData {
-			continue
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return nil, fmt.Errorf("manifest %s: %w", m.FilePath(), err)
-			}
-			out = append(out, liveFile{Path: e.DataFile().FilePath(), SnapshotID: e.SnapshotID(), Seq: e.SequenceNum()})
-		}
-	}
-	return out, nil
 }

@@ -195,11 +195,13 @@ func Commits(tbl *table.Table, connector string) ([]Commit, error) {
 	return out, nil
 }
 
-// LiveFile is a data file of the current snapshot and the snapshot that
-// added it.
+// LiveFile is a data file of the current snapshot, the snapshot that
+// added it and its data sequence number (which outlives that snapshot's
+// expiry).
 type LiveFile struct {
 	Path       string
 	SnapshotID int64
+	Seq        int64
 	Records    int64
 }
 
@@ -228,7 +230,7 @@ func LiveFiles(ctx context.Context, tbl *table.Table) ([]LiveFile, error) {
 			if err != nil {
 				return nil, fmt.Errorf("manifest %s: %w", m.FilePath(), err)
 			}
-			out = append(out, LiveFile{Path: e.DataFile().FilePath(), SnapshotID: e.SnapshotID(), Records: e.DataFile().Count()})
+			out = append(out, LiveFile{Path: e.DataFile().FilePath(), SnapshotID: e.SnapshotID(), Seq: e.SequenceNum(), Records: e.DataFile().Count()})
 		}
 	}
 	return out, nil
