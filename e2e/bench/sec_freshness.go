@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/floehq/floe/e2e/harness"
-	"github.com/floehq/floe/plugins/datagen/generate"
 	"github.com/floehq/floe/plugins/kafka/kafkatest"
 )
 
@@ -140,22 +139,7 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	res := freshRun{Interval: interval, Duration: d, Latency: NewMsHistogram(600_000), First100: NewMsHistogram(600_000), Last100: NewMsHistogram(600_000),
 		SnapLatency: NewMsHistogram(600_000)}
 	topic := harness.UniqueName("bench_fresh")
-	if err := harness.CreateTopic(ctx, env, topic, o.KafkaPartitions); err != nil {
-		t.Fatalf("%v", err)
-	}
-	js := schemaJSON(t, o)
-	id, err := harness.RegisterSchema(ctx, env, topic+"-value", js)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	s, err := generate.Parse(js)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	g, err := generate.New(s, generate.Options{Seed: uint64(o.Seed), KeyField: "customer_id"})
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	id, g := benchTopic(t, env, o, topic)
 	const table = "bench.fresh"
 	conn := kafkaConnector(env, o, topic, table, 2, interval)
 	maps.Copy(conn.Config, freshMaintenance)

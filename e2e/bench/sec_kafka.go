@@ -24,10 +24,10 @@ type kafkaTopic struct {
 	gen        *generate.Generator
 }
 
-// preload creates a topic and produces n generated records into it.
-func preload(t *T, env harness.Env, o Options, n int64) kafkaTopic {
+// benchTopic creates topic, registers the benchmark's schema as its value
+// subject and returns the schema id and a generator of its records.
+func benchTopic(t *T, env harness.Env, o Options, topic string) (int32, *generate.Generator) {
 	ctx := t.Context()
-	topic := harness.UniqueName("bench_kafka")
 	if err := harness.CreateTopic(ctx, env, topic, o.KafkaPartitions); err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -44,6 +44,14 @@ func preload(t *T, env harness.Env, o Options, n int64) kafkaTopic {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	return id, g
+}
+
+// preload creates a topic and produces n generated records into it.
+func preload(t *T, env harness.Env, o Options, n int64) kafkaTopic {
+	ctx := t.Context()
+	topic := harness.UniqueName("bench_kafka")
+	id, g := benchTopic(t, env, o, topic)
 	kt := kafkaTopic{Name: topic, Partitions: o.KafkaPartitions, Records: n, gen: g}
 	parts := int64(o.KafkaPartitions)
 	var payload []byte
