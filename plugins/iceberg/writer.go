@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -23,6 +24,14 @@ const queueDepth = 8
 // pipelineBuffer is how many batches a WriteRecords pipeline buffers:
 // each one is held in memory until its Parquet writer has encoded it.
 const pipelineBuffer = 2
+
+// coalesceRows is how many rows a pipeline gathers before handing them to
+// WriteRecords as one batch. A paced source sends batches of a few hundred
+// rows, cut further per writer and per partition; iceberg-go's fan-out and
+// Parquet writer pay per batch (a partition split with a goroutine per
+// column, page bookkeeping), which at 1 s checkpoints cost more than the
+// rows did. Gathering costs one copy.
+const coalesceRows = 8192
 
 // writeItem is one entry of a writer's queue: a sub-batch for one table,
 // or a flush marker.
@@ -358,9 +367,15 @@ func (tw *tableWrite) note(partition string, floor int64, hasFloor bool) {
 type pipeline struct {
 	version uint64
 	tbl     *table.Table
+	mem     memory.Allocator
 	in      chan arrow.RecordBatch
 	done    chan struct{}
 	closed  bool
+
+	// Owned by the writer goroutine: batches not yet handed on.
+	pending     []arrow.RecordBatch
+	pendingRows int64
+	sendErr     error // the last handing-on at close failed
 
 	// Set by the pipeline goroutine before done closes.
 	files []icebergapi.DataFile
@@ -371,6 +386,7 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 	p := &pipeline{
 		version: view.version,
 		tbl:     view.tbl,
+		mem:     w.t.mem,
 		in:      make(chan arrow.RecordBatch, pipelineBuffer),
 		done:    make(chan struct{}),
 	}
@@ -383,7 +399,10 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 	}
 	go func() {
 		defer close(p.done)
-		for df, err := range table.WriteRecords(w.t.life, view.tbl, view.target, records,
+		// sequential: iceberg-go's fan-out takes each partition's rows
+		// with a goroutine per column otherwise, which costs more than
+		// it saves on the batches a second's checkpoint brings.
+		for df, err := range table.WriteRecords(sequential(w.t.life), view.tbl, view.target, records,
 			table.WithTargetFileSize(w.t.cfg.targetFileSize),
 			table.WithRecordBatchBufferSize(pipelineBuffer)) {
 			if err != nil {
@@ -396,8 +415,42 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 	return p
 }
 
-// send hands a record to the pipeline, which takes ownership.
+// send hands a record to the pipeline, which takes ownership. Small
+// records are gathered into one of coalesceRows first.
 func (p *pipeline) send(rec arrow.RecordBatch) error {
+	if rec.NumRows() >= coalesceRows && len(p.pending) == 0 {
+		return p.handOn(rec)
+	}
+	p.pending = append(p.pending, rec)
+	p.pendingRows += rec.NumRows()
+	if p.pendingRows < coalesceRows {
+		return nil
+	}
+	return p.sendPending()
+}
+
+// sendPending hands the gathered records on as one.
+func (p *pipeline) sendPending() error {
+	recs := p.pending
+	p.pending, p.pendingRows = nil, 0
+	switch len(recs) {
+	case 0:
+		return nil
+	case 1:
+		return p.handOn(recs[0])
+	}
+	rec, err := concatRecords(p.mem, recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	if err != nil {
+		return err
+	}
+	return p.handOn(rec)
+}
+
+// handOn passes a record to the WriteRecords goroutine.
+func (p *pipeline) handOn(rec arrow.RecordBatch) error {
 	select {
 	case p.in <- rec:
 		sdk.CrashPoint("iceberg.writing") // crash tests: data files being written
@@ -411,9 +464,13 @@ func (p *pipeline) send(rec arrow.RecordBatch) error {
 	}
 }
 
+// close hands on what is gathered and ends the pipeline's input.
 func (p *pipeline) close() {
 	if !p.closed {
 		p.closed = true
+		if err := p.sendPending(); err != nil {
+			p.sendErr = err
+		}
 		close(p.in)
 	}
 }
@@ -427,7 +484,39 @@ func (p *pipeline) wait(ctx context.Context) ([]icebergapi.DataFile, error) {
 		return nil, ctx.Err()
 	}
 	p.drain()
+	if p.err == nil && p.sendErr != nil {
+		return nil, p.sendErr
+	}
 	return p.files, p.err
+}
+
+// concatRecords copies records of one schema into one.
+func concatRecords(mem memory.Allocator, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	sc := recs[0].Schema()
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	cols := make([]arrow.Array, sc.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	parts := make([]arrow.Array, len(recs))
+	for i := range cols {
+		for j, r := range recs {
+			parts[j] = r.Column(i)
+		}
+		c, err := array.Concatenate(parts, mem)
+		if err != nil {
+			return nil, fmt.Errorf("gather %d batches of column %s: %w", len(recs), sc.Field(i).Name, err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(sc, cols, rows), nil
 }
 
 // drain releases batches a pipeline that failed early never took. Call
