@@ -99,15 +99,14 @@ func Defaults(repo string, quick bool) Options {
 		MaintWriters:  8,
 		MaintConfig: map[string]string{
 			// Tuned for 1 s commits: look every second, compact a
-			// partition once it has 8 files, at most every 5 s, into
-			// 32 MiB files (files past 75 % of the target are no
-			// longer rewritten, so each run's work stays bounded
-			// instead of rewriting a partition's whole history); the
-			// plugin's process gets one CPU (GOMAXPROCS=1).
+			// partition once it has 8 files, at most every 3 s; the
+			// plugin's default strategy (size-tiered) and target size
+			// (128 MiB: a partition of a 15-minute run holds about
+			// 200 MB); the plugin's process gets one CPU
+			// (GOMAXPROCS=1).
 			"maintenance.poll.interval.ms":                           "1000",
 			"maintenance.rewrite-data-files.trigger.data-file-count": "8",
-			"maintenance.rewrite-data-files.min-interval.ms":         "5000",
-			"maintenance.rewrite-data-files.target-file-size-bytes":  "33554432",
+			"maintenance.rewrite-data-files.min-interval.ms":         "3000",
 			"process.maintenance.cpus":                               "1",
 		},
 		ScanRuns:       3,

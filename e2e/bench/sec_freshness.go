@@ -65,13 +65,13 @@ func Freshness(t *T, o Options, rep *Report, st *State) {
 			Num(fr.Rate()), Num(float64(o.FreshCalibRecords)), o.CommitInterval.Milliseconds())
 	}
 	rep.Para("Producer: one librdkafka producer (`kafkatest.Produce`, acks=all, idempotent, linger 20 ms) paced at **%s records/s** (%s), each record stamped with `time.Now()` as its Kafka timestamp, "+
-		"into a new %d-partition topic; floe: `kafka` → `hash` → `iceberg`, `tasks.max=2`, with the maintenance plugin expiring snapshots (%s; no compaction). "+
+		"into a new %d-partition topic (%s: the broker keeps minutes, not the run); floe: `kafka` → `hash` → `iceberg`, `tasks.max=2`, with the maintenance plugin expiring snapshots (%s; no compaction). "+
 		"Latency of a row = the time its commit became visible − its `_source_timestamp` (read back from every live data file with iceberg-go + Parquet). "+
 		"A commit is visible once the catalog holds it; the bench takes the first `/metrics` poll (every 100 ms) whose `floe_commits_total` counts it, so a row's latency is at most one poll too high; "+
 		"a file's commit is found by its data sequence number, which survives expiry. The snapshot's own timestamp is taken when the commit is planned, before its metadata is written: "+
 		"latency against it is shown too (snapshot p99), over the rows of snapshots that were not expired, so with expiry only about the last minute's. Rows produced in the first %s are left out (consumer-group join). "+
 		"Commit latency: each commit's duration from floe's `floe_commit_duration_seconds` (its `_sum` growth between `/metrics` polls every 100 ms).",
-		Num(rate), source, o.KafkaPartitions, maintKeys(), o.FreshWarmup)
+		Num(rate), source, o.KafkaPartitions, joinKeys(freshTopicConfig), maintKeys(), o.FreshWarmup)
 
 	runs := []freshRun{
 		freshnessRun(t, env, o, rate, time.Second, o.FreshDuration),
@@ -139,7 +139,10 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	res := freshRun{Interval: interval, Duration: d, Latency: NewMsHistogram(600_000), First100: NewMsHistogram(600_000), Last100: NewMsHistogram(600_000),
 		SnapLatency: NewMsHistogram(600_000)}
 	topic := harness.UniqueName("bench_fresh")
-	id, g := benchTopic(t, env, o, topic)
+	// The topic keeps minutes, not the run: at half of floe's max a
+	// 30-minute run would put tens of GB in the broker. floe reads
+	// within seconds, and latency is read back from the table.
+	id, g := benchTopic(t, env, o, topic, freshTopicConfig)
 	const table = "bench.fresh"
 	conn := kafkaConnector(env, o, topic, table, 2, interval)
 	maps.Copy(conn.Config, freshMaintenance)
@@ -349,6 +352,14 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 // stops growing. Compaction and manifest rewrites stay off: they would
 // replace the data files whose rows are measured, and the sink's
 // manifest merging keeps the manifest list short.
+// freshTopicConfig bounds the freshness topic to about 5 minutes of
+// records, in segments small enough to be deleted on time.
+var freshTopicConfig = map[string]string{
+	"retention.ms":  "300000",
+	"segment.bytes": "134217728",
+	"segment.ms":    "120000",
+}
+
 var freshMaintenance = map[string]string{
 	"maintenance":                             "iceberg-maintenance",
 	"maintenance.poll.interval.ms":            "5000",

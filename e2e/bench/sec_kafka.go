@@ -24,11 +24,12 @@ type kafkaTopic struct {
 	gen        *generate.Generator
 }
 
-// benchTopic creates topic, registers the benchmark's schema as its value
-// subject and returns the schema id and a generator of its records.
-func benchTopic(t *T, env harness.Env, o Options, topic string) (int32, *generate.Generator) {
+// benchTopic creates topic (with the given topic configs), registers the
+// benchmark's schema as its value subject and returns the schema id and a
+// generator of its records.
+func benchTopic(t *T, env harness.Env, o Options, topic string, topicConfig map[string]string) (int32, *generate.Generator) {
 	ctx := t.Context()
-	if err := harness.CreateTopic(ctx, env, topic, o.KafkaPartitions); err != nil {
+	if err := harness.CreateTopicWith(ctx, env, topic, o.KafkaPartitions, topicConfig); err != nil {
 		t.Fatalf("%v", err)
 	}
 	js := schemaJSON(t, o)
@@ -51,7 +52,7 @@ func benchTopic(t *T, env harness.Env, o Options, topic string) (int32, *generat
 func preload(t *T, env harness.Env, o Options, n int64) kafkaTopic {
 	ctx := t.Context()
 	topic := harness.UniqueName("bench_kafka")
-	id, g := benchTopic(t, env, o, topic)
+	id, g := benchTopic(t, env, o, topic, nil)
 	kt := kafkaTopic{Name: topic, Partitions: o.KafkaPartitions, Records: n, gen: g}
 	parts := int64(o.KafkaPartitions)
 	var payload []byte

@@ -104,7 +104,7 @@ func Maintenance(t *T, o Options, rep *Report) {
 		"%d runs each, interleaved over the three tables; medians. \"Compacted\" is the without-maintenance table after "+
 		"`floe maintain <connector.json> --once --force rewrite-data-files`; its pre-compaction snapshot is what \"without\" scans. "+
 		"Compaction uses the plugin's default strategy (size-tiered: a partition's smallest files plus each next one at most 2× the bytes taken, "+
-		"so each byte is rewritten O(log) times); the 32 MiB target lets partitions of a few minutes' data (tens of MB each) reach done files, and "+
+		"so each byte is rewritten O(log) times) and its target size unless the keys above set one (the table's write.target-file-size-bytes, else 128 MiB), and "+
 		"expiry runs every minute with max-age 1 min (the default keeps an hour, which a run this short never reaches).",
 		rate, o.MaintWriters, o.MaintWriters, o.MaintInterval.Milliseconds(), o.PartitionBy, o.MaintDuration, joinKeys(o.MaintConfig), o.MaintSample,
 		o.ScanColumn, o.ScanRuns)

@@ -38,6 +38,11 @@ func CreateTopic(ctx context.Context, env Env, topic string, partitions int) err
 	return kafkatest.CreateTopic(ctx, env.KafkaBootstrap, topic, partitions)
 }
 
+// CreateTopicWith is CreateTopic with topic configs (retention.ms, …).
+func CreateTopicWith(ctx context.Context, env Env, topic string, partitions int, topicConfig map[string]string) error {
+	return kafkatest.CreateTopicWith(ctx, env.KafkaBootstrap, topic, partitions, topicConfig)
+}
+
 // Record is one Kafka message to produce.
 type Record struct {
 	Partition int32

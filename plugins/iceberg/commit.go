@@ -240,14 +240,19 @@ func (t *task) check(ctx context.Context, st *tableState, b base, req sdk.Commit
 
 // commitTable commits one table's files of a checkpoint, retrying on
 // conflicts. b is the first attempt's plan.
-func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.CommitRequest, w *tableWork) (sdk.TableCommit, error) {
+func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.CommitRequest, w *tableWork) (_ sdk.TableCommit, err error) {
 	tc := sdk.TableCommit{Table: st.name, Records: w.records, Files: w.files, Attempts: 1}
 	wait := t.backoff()
+	var clk commitClock
+	defer func() { clk.report(t, st.name, req.Checkpoint, tc, err) }()
 	var lastErr error
 	for {
 		if b.tbl == nil {
 			var err error
-			if b, err = t.check(ctx, st, b, req, w); err != nil {
+			start := time.Now()
+			b, err = t.check(ctx, st, b, req, w)
+			clk.load += time.Since(start)
+			if err != nil {
 				return tc, err
 			}
 		}
@@ -282,7 +287,10 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
 			return tc, fmt.Errorf("iceberg sink: table %s: %w", st.name, err)
 		}
-		if err := txn.AddDataFiles(ctx, files, icebergapi.Properties(props), table.WithoutDuplicateCheck()); err != nil {
+		start := time.Now()
+		err = txn.AddDataFiles(ctx, files, icebergapi.Properties(props), table.WithoutDuplicateCheck())
+		clk.manifests += time.Since(start)
+		if err != nil {
 			return tc, fmt.Errorf("iceberg sink: table %s: add data files: %w", st.name, err)
 		}
 		if t.beforeCommit != nil {
@@ -291,7 +299,9 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 			}
 		}
 		sdk.CrashPoint("iceberg.commit.before-catalog") // crash tests: staged, not yet in the catalog
+		start = time.Now()
 		committed, err := txn.Commit(ctx)
+		clk.catalog += time.Since(start)
 		if err == nil {
 			sdk.CrashPoint("iceberg.commit.after-catalog") // crash tests: in the catalog, the host not told
 			snap := committed.CurrentSnapshot()
@@ -316,11 +326,39 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 		t.log.Warn("table commit conflict, retrying", "table", st.name, "checkpoint", req.Checkpoint, "attempt", tc.Attempts, "error", err)
 		tc.Attempts++
 		if retryable(err) {
-			if err := wait.wait(ctx); err != nil {
+			start := time.Now()
+			err := wait.wait(ctx)
+			clk.backoff += time.Since(start)
+			if err != nil {
 				return tc, err
 			}
 		}
 	}
+}
+
+// slowCommit is the table commit duration past which the sink logs where
+// the time went.
+const slowCommit = 500 * time.Millisecond
+
+// commitClock splits a table commit's time into its phases.
+type commitClock struct {
+	load      time.Duration // loading the table, walking its history, fencing
+	manifests time.Duration // writing the manifest, merging manifests, the manifest list
+	catalog   time.Duration // the catalog's compare-and-swap and metadata.json
+	backoff   time.Duration // waiting between contended attempts
+}
+
+// report logs a commit slower than slowCommit, phase by phase, so a slow
+// tail can be told apart: a reload after a concurrent commit
+// (maintenance), a manifest merge, a slow catalog.
+func (c commitClock) report(t *task, table string, checkpoint uint64, tc sdk.TableCommit, err error) {
+	total := c.load + c.manifests + c.catalog + c.backoff
+	if total < slowCommit {
+		return
+	}
+	t.log.Info("slow table commit", "table", table, "checkpoint", checkpoint, "took", total.Round(time.Millisecond),
+		"attempts", tc.Attempts, "load", c.load.Round(time.Millisecond), "manifests", c.manifests.Round(time.Millisecond),
+		"catalog", c.catalog.Round(time.Millisecond), "backoff", c.backoff.Round(time.Millisecond), "files", tc.Files, "failed", err != nil)
 }
 
 // committedAs finds the snapshot that already holds a checkpoint's commit

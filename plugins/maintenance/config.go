@@ -56,6 +56,7 @@ const (
 	keyMaxCommits      = "maintenance.rewrite-data-files.partial-progress.max-commits"
 	keyMaxGroups       = "maintenance.rewrite-data-files.max-concurrent-groups"
 	keySkipNewest      = "maintenance.rewrite-data-files.skip-newest.ms"
+	keyMaxRunBytes     = "maintenance.rewrite-data-files.max-bytes-per-run"
 
 	keyManifestTarget = "maintenance.rewrite-manifests.target-manifest-size-bytes"
 
@@ -164,6 +165,9 @@ func Spec() sdk.Spec {
 		sdk.Int(keyMaxGroups).
 			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory).").
 			Default("1").Min(1).Max(64).InGroup(taskRewriteData),
+		sdk.Long(keyMaxRunBytes).
+			Describe("Most bytes of input one run rewrites (0: no limit). A run takes its partition groups smallest first, so the newest small files are always merged, and a tier's big merge waits for a later run instead of holding the table's compaction for minutes while small files pile up behind it. A forced run (floe maintain --force rewrite-data-files) takes everything.").
+			Default("268435456").Check(atLeastInt(0)).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").
 			Default("0").Check(atLeast(0)).InGroup(taskRewriteData),
@@ -307,6 +311,7 @@ type settings struct {
 	partialProgress bool
 	maxCommits      int
 	maxGroups       int
+	maxRunBytes     int64 // 0: no limit
 	skipNewest      time.Duration
 
 	manifestTarget int64 // 0: the table's
@@ -351,6 +356,7 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		partialProgress: cfg.Bool(keyPartialProgress),
 		maxCommits:      cfg.Int(keyMaxCommits),
 		maxGroups:       cfg.Int(keyMaxGroups),
+		maxRunBytes:     cfg.Int64(keyMaxRunBytes),
 		skipNewest:      cfg.Duration(keySkipNewest),
 		manifestTarget:  cfg.Int64(keyManifestTarget),
 		retainLast:      cfg.Int(keyExpireRetainLast),

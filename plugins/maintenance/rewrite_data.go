@@ -50,7 +50,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		}
 		tasks = kept
 	}
-	groups := sel.plan(tasks, specsByID(tbl.Metadata()))
+	groups, left, leftBytes := sel.withinBudget(sel.plan(tasks, specsByID(tbl.Metadata())))
 	if len(groups) == 0 {
 		out.detail = fmt.Sprintf("nothing to rewrite (%s): no partition has %d files to take (under %s)", sel.strategy, env.s.minInputFiles, bytesIEC(sel.done))
 		if sel.strategy == strategyTiered {
@@ -72,6 +72,9 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		out.filesAfter = out.filesBefore - int64(inFiles) + int64(estOut)
 		out.detail = fmt.Sprintf("dry run (%s): would rewrite %d files (%s) in %d partition group(s) into about %d file(s) of up to %s",
 			sel.strategy, inFiles, bytesIEC(inBytes), len(groups), estOut, bytesIEC(target))
+		if left > 0 {
+			out.detail += fmt.Sprintf("; %d bigger group(s) (%s) left for later runs by max-bytes-per-run", left, bytesIEC(leftBytes))
+		}
 		return out, nil
 	}
 
@@ -92,6 +95,9 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	}
 	if skipped > 0 {
 		out.detail += fmt.Sprintf("; %d file(s) newer than %s left alone", skipped, env.s.skipNewest)
+	}
+	if left > 0 {
+		out.detail += fmt.Sprintf("; %d bigger group(s) (%s) left for later runs by max-bytes-per-run", left, bytesIEC(leftBytes))
 	}
 	if env.ch.MaxPartition != "" || env.ch.MaxPartitionFiles > 0 {
 		out.detail += fmt.Sprintf("; fullest partition before: %s (%d files)", partitionLabel(env.ch.MaxPartition), env.ch.MaxPartitionFiles)

@@ -43,16 +43,43 @@ type selection struct {
 	target, done int64
 	ratio        float64
 	minInput     int
+	// budget bounds the input bytes of a run; 0: no bound.
+	budget int64
 }
 
 // selectionFor is the selection of a run: the configured strategy, or a
-// full bin-pack when forced.
+// full bin-pack without a budget when forced.
 func selectionFor(s settings, target int64, forced bool) selection {
-	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles}
+	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles, budget: s.maxRunBytes}
 	if forced {
 		sel.strategy = strategyBinPack
+		sel.budget = 0
 	}
 	return sel
+}
+
+// withinBudget keeps the smallest groups whose bytes fit the budget (at
+// least one) and returns what it left for later runs. At 1 s commits
+// every partition of a uniformly keyed table reaches a tier's merge at
+// once; taking all of them in one run would hold compaction for minutes
+// while every partition gains a file a second.
+func (sel selection) withinBudget(groups []table.CompactionTaskGroup) (kept []table.CompactionTaskGroup, left int, leftBytes int64) {
+	if sel.budget <= 0 {
+		return groups, 0, 0
+	}
+	slices.SortStableFunc(groups, func(a, b table.CompactionTaskGroup) int {
+		return cmp.Compare(a.TotalSizeBytes, b.TotalSizeBytes)
+	})
+	var sum int64
+	n := 0
+	for n < len(groups) && (n == 0 || sum+groups[n].TotalSizeBytes <= sel.budget) {
+		sum += groups[n].TotalSizeBytes
+		n++
+	}
+	for _, g := range groups[n:] {
+		leftBytes += g.TotalSizeBytes
+	}
+	return groups[:n], len(groups) - n, leftBytes
 }
 
 // plan groups tasks by partition and picks each partition's files. Each

@@ -197,3 +197,28 @@ func shapeWith(t testing.TB, cat catalog.Catalog, target int64) TableChange {
 	}
 	return ch
 }
+
+// TestBudgetTakesSmallestGroups: a run within max-bytes-per-run takes the
+// smallest groups first, always at least one, and reports the rest.
+func TestBudgetTakesSmallestGroups(t *testing.T) {
+	group := func(key string, size int64) table.CompactionTaskGroup {
+		return table.CompactionTaskGroup{PartitionKey: key, TotalSizeBytes: size}
+	}
+	sel := selection{budget: 100}
+	kept, left, leftBytes := sel.withinBudget([]table.CompactionTaskGroup{group("a", 90), group("b", 10), group("c", 40), group("d", 30)})
+	var keys []string
+	for _, g := range kept {
+		keys = append(keys, g.PartitionKey)
+	}
+	if !slices.Equal(keys, []string{"b", "d", "c"}) || left != 1 || leftBytes != 90 {
+		t.Fatalf("kept %v, left %d (%d bytes); want b, d, c and a left", keys, left, leftBytes)
+	}
+	kept, left, _ = sel.withinBudget([]table.CompactionTaskGroup{group("big", 500), group("bigger", 700)})
+	if len(kept) != 1 || kept[0].PartitionKey != "big" || left != 1 {
+		t.Fatalf("over budget: kept %v, left %d; want the smallest alone", kept, left)
+	}
+	kept, left, _ = selection{}.withinBudget([]table.CompactionTaskGroup{group("a", 1<<40), group("b", 1<<40)})
+	if len(kept) != 2 || left != 0 {
+		t.Fatalf("no budget: kept %d, left %d", len(kept), left)
+	}
+}

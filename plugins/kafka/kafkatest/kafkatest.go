@@ -101,6 +101,11 @@ func UniqueName(prefix string) string {
 // replication factor of min(3, FLOE_KAFKA_BROKERS), and waits until every
 // partition has a leader. extra passes librdkafka settings (SASL…).
 func CreateTopic(ctx context.Context, bootstrap, topic string, partitions int, extra ...ckafka.ConfigMap) error {
+	return CreateTopicWith(ctx, bootstrap, topic, partitions, nil, extra...)
+}
+
+// CreateTopicWith is CreateTopic with topic configs (retention.ms, …).
+func CreateTopicWith(ctx context.Context, bootstrap, topic string, partitions int, topicConfig map[string]string, extra ...ckafka.ConfigMap) error {
 	cfg := config(bootstrap, extra)
 	admin, err := ckafka.NewAdminClient(&cfg)
 	if err != nil {
@@ -111,7 +116,7 @@ func CreateTopic(ctx context.Context, bootstrap, topic string, partitions int, e
 	if n, err := strconv.Atoi(os.Getenv("FLOE_KAFKA_BROKERS")); err == nil && n > 1 {
 		rf = min(n, 3)
 	}
-	res, err := admin.CreateTopics(ctx, []ckafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: rf}},
+	res, err := admin.CreateTopics(ctx, []ckafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: rf, Config: topicConfig}},
 		ckafka.SetAdminOperationTimeout(30*time.Second))
 	if err != nil {
 		return fmt.Errorf("kafkatest: create topic %s: %w", topic, err)
