@@ -67,7 +67,11 @@
 // about that many files plus the newest. bin-pack takes every small file
 // (a full compaction: at 1 s commits it would rewrite each partition's
 // whole history every run); a forced run (floe maintain --force
-// rewrite-data-files) always bin-packs.
+// rewrite-data-files) always bin-packs. A run rewrites at most
+// max-bytes-per-run (256 MiB) of input, its partition groups smallest
+// first: on a uniformly keyed table every partition reaches a tier's big
+// merge at once, and taking them all in one run would hold compaction
+// while each partition gains a file a second.
 //
 // None of them changes a row: compaction reads rows with their deletes
 // applied and writes them back, the others touch only metadata and
