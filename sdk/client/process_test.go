@@ -206,14 +206,31 @@ func TestEnvAndNice(t *testing.T) {
 	if !bytes.Contains(env, []byte("FLOE_TEST_MARK=42")) {
 		t.Error("Env did not reach the plugin process")
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/stat")
+	// Every thread, not only the main one: the Go runtime runs the
+	// plugin's work on threads it started before the handshake. A task
+	// makes the plugin start more threads after the niceness was set.
+	task := openCounter(t, p, &fakeHost{}, nil)
+	if _, err := task.Read(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	dir := "/proc/" + strconv.Itoa(p.Pid()) + "/task"
+	tids, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fields after the command name: state is 3rd, nice is 19th.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if nice := fields[16]; nice != "5" {
-		t.Errorf("niceness = %s, want 5", nice)
+	if len(tids) < 2 {
+		t.Fatalf("%d threads; want the Go runtime's several", len(tids))
+	}
+	for _, tid := range tids {
+		stat, err := os.ReadFile(dir + "/" + tid.Name() + "/stat")
+		if err != nil {
+			continue // the thread ended
+		}
+		// Fields after the command name: state is 3rd, nice is 19th.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if nice := fields[16]; nice != "5" {
+			t.Errorf("thread %s: niceness = %s, want 5", tid.Name(), nice)
+		}
 	}
 }
 
