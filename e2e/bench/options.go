@@ -102,12 +102,14 @@ func Defaults(repo string, quick bool) Options {
 			// partition once it has 8 files, at most every 3 s; the
 			// plugin's default strategy (size-tiered) and target size
 			// (128 MiB: a partition of a 15-minute run holds about
-			// 200 MB); the plugin's process gets one CPU
-			// (GOMAXPROCS=1).
+			// 200 MB); the plugin's process may use both CPUs
+			// (GOMAXPROCS=2) at niceness 10, so compaction takes the
+			// CPU ingestion leaves and yields it back at once.
 			"maintenance.poll.interval.ms":                           "1000",
 			"maintenance.rewrite-data-files.trigger.data-file-count": "8",
 			"maintenance.rewrite-data-files.min-interval.ms":         "3000",
-			"process.maintenance.cpus":                               "1",
+			"process.maintenance.cpus":                               "2",
+			"process.maintenance.nice":                               "10",
 		},
 		ScanRuns:       3,
 		ScanColumn:     "quantity",
