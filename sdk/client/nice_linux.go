@@ -3,6 +3,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -29,7 +30,7 @@ func setNice(pid, nice int) error {
 			if err != nil || done[tid] {
 				continue
 			}
-			if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil && err != syscall.ESRCH {
+			if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil && !errors.Is(err, syscall.ESRCH) {
 				return fmt.Errorf("thread %d: %w", tid, err)
 			}
 			done[tid] = true
