@@ -166,7 +166,7 @@ func Spec() sdk.Spec {
 			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory).").
 			Default("1").Min(1).Max(64).InGroup(taskRewriteData),
 		sdk.Long(keyMaxRunBytes).
-			Describe("Most bytes of input one run rewrites (0: no limit). A run takes its partition groups smallest first, so the newest small files are always merged, and a tier's big merge waits for a later run instead of holding the table's compaction for minutes while small files pile up behind it. A forced run (floe maintain --force rewrite-data-files) takes everything.").
+			Describe("Most bytes of input one run rewrites (0: no limit). A run takes its partition groups smallest first, so the newest small files are always merged, and a tier's big merge waits for a later run instead of holding the table's compaction for minutes while small files pile up behind it. At least twice the target size, so the biggest group always fits behind the small ones. A forced run (floe maintain --force rewrite-data-files) takes everything.").
 			Default("268435456").Check(atLeastInt(0)).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").

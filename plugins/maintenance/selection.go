@@ -51,6 +51,12 @@ type selection struct {
 // full bin-pack without a budget when forced.
 func selectionFor(s settings, target int64, forced bool) selection {
 	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles, budget: s.maxRunBytes}
+	if sel.budget > 0 {
+		// A tiered group holds at most a target's bytes: with room for
+		// two, the biggest one still fits behind up to a target of
+		// small ones, so smallest-first does not starve it.
+		sel.budget = max(sel.budget, 2*target)
+	}
 	if forced {
 		sel.strategy = strategyBinPack
 		sel.budget = 0
