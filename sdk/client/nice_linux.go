@@ -19,7 +19,7 @@ import (
 // the first), the whole process keeps it.
 func setNice(pid, nice int) error {
 	done := map[int]bool{}
-	for pass := 0; pass < 3; pass++ {
+	for range 3 {
 		ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 		if err != nil {
 			return err
