@@ -66,15 +66,15 @@ func (d *Decoder) DecodeBatch(mem memory.Allocator, payloads [][]byte) (arrow.Re
 		return last, bad, nil
 	}
 	chunks = append(chunks, last)
-	out, err := concatBatches(mem, schema, chunks)
+	out, err := ConcatBatches(mem, schema, chunks)
 	if err != nil {
 		return nil, nil, err
 	}
 	return out, bad, nil
 }
 
-// concatBatches concatenates batches of one schema into one batch.
-func concatBatches(mem memory.Allocator, schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.RecordBatch, error) {
+// ConcatBatches copies batches of one schema into one batch.
+func ConcatBatches(mem memory.Allocator, schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, schema.NumFields())
 	defer func() {
 		for _, c := range cols {
@@ -94,7 +94,7 @@ func concatBatches(mem memory.Allocator, schema *arrow.Schema, batches []arrow.R
 		}
 		c, err := array.Concatenate(parts, mem)
 		if err != nil {
-			return nil, fmt.Errorf("avro decode: concatenating column %s: %w", schema.Field(i).Name, err)
+			return nil, fmt.Errorf("concatenate column %s: %w", schema.Field(i).Name, err)
 		}
 		cols[i] = c
 	}

@@ -14,6 +14,7 @@ import (
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -439,7 +440,7 @@ func (p *pipeline) sendPending() error {
 	case 1:
 		return p.handOn(recs[0])
 	}
-	rec, err := concatRecords(p.mem, recs)
+	rec, err := schemas.ConcatBatches(p.mem, recs[0].Schema(), recs)
 	for _, r := range recs {
 		r.Release()
 	}
@@ -488,35 +489,6 @@ func (p *pipeline) wait(ctx context.Context) ([]icebergapi.DataFile, error) {
 		return nil, p.sendErr
 	}
 	return p.files, p.err
-}
-
-// concatRecords copies records of one schema into one.
-func concatRecords(mem memory.Allocator, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	sc := recs[0].Schema()
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	cols := make([]arrow.Array, sc.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	parts := make([]arrow.Array, len(recs))
-	for i := range cols {
-		for j, r := range recs {
-			parts[j] = r.Column(i)
-		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return nil, fmt.Errorf("gather %d batches of column %s: %w", len(recs), sc.Field(i).Name, err)
-		}
-		cols[i] = c
-	}
-	return array.NewRecordBatch(sc, cols, rows), nil
 }
 
 // drain releases batches a pipeline that failed early never took. Call

@@ -170,7 +170,7 @@ func (bb *batchBuilder) finish() (arrow.RecordBatch, error) {
 		chunks[0].Retain()
 		return chunks[0], nil
 	}
-	return concat(bb.mem, bb.vs.batch, chunks)
+	return schemas.ConcatBatches(bb.mem, bb.vs.batch, chunks)
 }
 
 // discard drops whatever the builder holds.
@@ -182,32 +182,4 @@ func (bb *batchBuilder) discard() {
 	if rec != nil {
 		rec.Release()
 	}
-}
-
-// concat concatenates record batches of one schema into one.
-func concat(mem memory.Allocator, schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, schema.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	var rows int64
-	for _, b := range batches {
-		rows += b.NumRows()
-	}
-	parts := make([]arrow.Array, len(batches))
-	for i := range cols {
-		for j, b := range batches {
-			parts[j] = b.Column(i)
-		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return nil, fmt.Errorf("concatenate column %s: %w", schema.Field(i).Name, err)
-		}
-		cols[i] = c
-	}
-	return array.NewRecordBatch(schema, cols, rows), nil
 }
