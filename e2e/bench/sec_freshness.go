@@ -346,12 +346,6 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	return res
 }
 
-// freshMaintenance is what the freshness runs add to the connector: the
-// maintenance plugin expiring snapshots the way a user at 1 s commits
-// would configure it, so that metadata.json (rewritten by every commit)
-// stops growing. Compaction and manifest rewrites stay off: they would
-// replace the data files whose rows are measured, and the sink's
-// manifest merging keeps the manifest list short.
 // freshTopicConfig bounds the freshness topic to about 5 minutes of
 // records, in segments small enough to be deleted on time.
 var freshTopicConfig = map[string]string{
@@ -360,6 +354,12 @@ var freshTopicConfig = map[string]string{
 	"segment.ms":    "120000",
 }
 
+// freshMaintenance is what the freshness runs add to the connector: the
+// maintenance plugin expiring snapshots the way a user at 1 s commits
+// would configure it, so that metadata.json (rewritten by every commit)
+// stops growing. Compaction and manifest rewrites stay off: they would
+// replace the data files whose rows are measured, and the sink's
+// manifest merging keeps the manifest list short.
 var freshMaintenance = map[string]string{
 	"maintenance":                             "iceberg-maintenance",
 	"maintenance.poll.interval.ms":            "5000",

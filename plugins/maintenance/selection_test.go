@@ -217,6 +217,13 @@ func TestBudgetTakesSmallestGroups(t *testing.T) {
 	if len(kept) != 1 || kept[0].PartitionKey != "big" || left != 1 {
 		t.Fatalf("over budget: kept %v, left %d; want the smallest alone", kept, left)
 	}
+	// A budget under twice the target is raised to it; a forced run has none.
+	if got := selectionFor(settings{maxRunBytes: 100}, 1000, false).budget; got != 2000 {
+		t.Fatalf("budget 100 with a 1000-byte target = %d; want 2000", got)
+	}
+	if got := selectionFor(settings{maxRunBytes: 100}, 1000, true).budget; got != 0 {
+		t.Fatalf("forced run's budget = %d; want none", got)
+	}
 	kept, left, _ = selection{}.withinBudget([]table.CompactionTaskGroup{group("a", 1<<40), group("b", 1<<40)})
 	if len(kept) != 2 || left != 0 {
 		t.Fatalf("no budget: kept %d, left %d", len(kept), left)
