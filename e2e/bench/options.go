@@ -103,11 +103,13 @@ func Defaults(repo string, quick bool) Options {
 			// plugin's default strategy (size-tiered) and target size
 			// (128 MiB: a partition of a 15-minute run holds about
 			// 200 MB); the plugin's process may use both CPUs
-			// (GOMAXPROCS=2) at niceness 10, so compaction takes the
-			// CPU ingestion leaves and yields it back at once.
+			// (GOMAXPROCS=2) at niceness 10 and rewrite two partitions
+			// at once, so compaction takes the CPU ingestion leaves
+			// and yields it back at once.
 			"maintenance.poll.interval.ms":                           "1000",
 			"maintenance.rewrite-data-files.trigger.data-file-count": "8",
 			"maintenance.rewrite-data-files.min-interval.ms":         "3000",
+			"maintenance.rewrite-data-files.max-concurrent-groups":   "2",
 			"process.maintenance.cpus":                               "2",
 			"process.maintenance.nice":                               "10",
 		},

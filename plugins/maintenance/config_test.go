@@ -62,6 +62,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		keyStrategy:                                              "leveled",
 		keySizeRatio:                                             "0",
 		keyTables:                                                "orders",
+		keyTierCompression:                                       "zstd:99",
 	} {
 		_, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", key: val}))
 		if err == nil || !strings.Contains(err.Error(), key) {
@@ -78,5 +79,19 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	s, err = parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b,a.c,d.e", keyDynamic: "true"}))
 	if err != nil || strings.Join(s.namespaces, ",") != "a,d" || !s.dynamic {
 		t.Errorf("dynamic: %+v %v", s.namespaces, err)
+	}
+}
+
+func TestParseCompression(t *testing.T) {
+	for in, want := range map[string]string{"table": "the table's codec", " ZSTD:1 ": "zstd:1", "lz4raw": "lz4raw", "gzip:9": "gzip:9", "zstd": "zstd"} {
+		c, err := parseCompression(in)
+		if err != nil || c.String() != want {
+			t.Errorf("parseCompression(%q) = %v, %v; want %s", in, c, err, want)
+		}
+	}
+	for _, in := range []string{"", "zlib", "snappy:3", "zstd:0", "zstd:x", "gzip:10"} {
+		if c, err := parseCompression(in); err == nil {
+			t.Errorf("parseCompression(%q) = %v; want an error", in, c)
+		}
 	}
 }

@@ -50,7 +50,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		}
 		tasks = kept
 	}
-	groups, left, leftBytes := sel.withinBudget(sel.plan(tasks, specsByID(tbl.Metadata())))
+	groups, put := sel.withinBudget(sel.plan(tasks, specsByID(tbl.Metadata())))
 	if len(groups) == 0 {
 		out.detail = fmt.Sprintf("nothing to rewrite (%s): no partition has %d files to take (under %s)", sel.strategy, env.s.minInputFiles, bytesIEC(sel.done))
 		if sel.strategy == strategyTiered {
@@ -72,9 +72,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		out.filesAfter = out.filesBefore - int64(inFiles) + int64(estOut)
 		out.detail = fmt.Sprintf("dry run (%s): would rewrite %d files (%s) in %d partition group(s) into about %d file(s) of up to %s",
 			sel.strategy, inFiles, bytesIEC(inBytes), len(groups), estOut, bytesIEC(target))
-		if left > 0 {
-			out.detail += fmt.Sprintf("; %d bigger group(s) (%s) left for later runs by max-bytes-per-run", left, bytesIEC(leftBytes))
-		}
+		out.detail += put.String()
 		return out, nil
 	}
 
@@ -82,7 +80,12 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("open file IO: %w", err)
 	}
-	rw := &rewriter{env: env, planned: tbl, fs: fs, target: target}
+	rw := &rewriter{env: env, planned: tbl, fs: fs, target: target, done: sel.done, tier: tbl}
+	if !env.forced {
+		if rw.tier, err = withCompression(tbl, env.s.tierCompression); err != nil {
+			return out, err
+		}
+	}
 	runErr := rw.run(ctx, groups)
 
 	out.filesAfter = out.filesBefore - int64(rw.removedFiles) + int64(rw.addedFiles)
@@ -96,9 +99,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	if skipped > 0 {
 		out.detail += fmt.Sprintf("; %d file(s) newer than %s left alone", skipped, env.s.skipNewest)
 	}
-	if left > 0 {
-		out.detail += fmt.Sprintf("; %d bigger group(s) (%s) left for later runs by max-bytes-per-run", left, bytesIEC(leftBytes))
-	}
+	out.detail += put.String()
 	if env.ch.MaxPartition != "" || env.ch.MaxPartitionFiles > 0 {
 		out.detail += fmt.Sprintf("; fullest partition before: %s (%d files)", partitionLabel(env.ch.MaxPartition), env.ch.MaxPartitionFiles)
 	}
@@ -111,8 +112,15 @@ type rewriter struct {
 	planned *table.Table
 	fs      iceio.IO
 	target  int64
+	// tier is the planned table seen with the intermediate codec: groups
+	// under done bytes are written through it, as their output will be
+	// merged again.
+	tier *table.Table
+	done int64
 
-	commitMu sync.Mutex
+	// mu serializes commits and guards the totals, errs and a run's
+	// pending results.
+	mu sync.Mutex
 	// Totals of what was committed.
 	removedFiles, addedFiles int
 	removedBytes, addedBytes int64
@@ -121,52 +129,59 @@ type rewriter struct {
 	errs                     []error
 }
 
-// run executes the groups, env.s.maxGroups at a time, and commits them:
-// with partial progress in up to partial-progress.max-commits commits,
-// each once its share of the groups is done; all together at the end
-// without.
+// run executes the groups in order, up to env.s.maxGroups at once (each
+// next group starts as soon as one finishes, so a big group does not hold
+// back the small ones behind it), and commits them: with partial progress
+// in up to partial-progress.max-commits commits, each once its share of
+// the groups is done; all together at the end without.
 func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup) error {
-	var pending []table.CompactionGroupResult
 	perCommit := (len(groups) + rw.env.s.maxCommits - 1) / max(rw.env.s.maxCommits, 1)
-	for start := 0; start < len(groups); start += rw.env.s.maxGroups {
-		if err := ctx.Err(); err != nil {
-			rw.discard(pending)
-			return errors.Join(append(rw.errs, context.Cause(ctx))...)
+	var pending []table.CompactionGroupResult // guarded by rw.mu
+	slots := make(chan struct{}, max(rw.env.s.maxGroups, 1))
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		slots <- struct{}{}
+		rw.mu.Lock()
+		stop := ctx.Err() != nil || (len(rw.errs) > 0 && !rw.env.s.partialProgress)
+		rw.mu.Unlock()
+		if stop {
+			break
 		}
-		batch := groups[start:min(start+rw.env.s.maxGroups, len(groups))]
-		results := make([]table.CompactionGroupResult, len(batch))
-		errs := make([]error, len(batch))
-		var wg sync.WaitGroup
-		for i, g := range batch {
-			wg.Go(func() {
-				results[i], errs[i] = table.ExecuteCompactionGroup(ctx, rw.planned, g, table.WithCompactionTargetFileSize(rw.target))
-			})
+		tbl := rw.planned
+		if g.TotalSizeBytes < rw.done {
+			tbl = rw.tier
 		}
-		wg.Wait()
-		var done []table.CompactionGroupResult
-		for i, err := range errs {
+		wg.Go(func() {
+			defer func() { <-slots }()
+			res, err := table.ExecuteCompactionGroup(ctx, tbl, g, table.WithCompactionTargetFileSize(rw.target))
 			if err != nil {
-				rw.discard(results[i : i+1])
-				rw.errs = append(rw.errs, fmt.Errorf("partition %s: %w", partitionLabel(batch[i].PartitionKey), err))
-				continue
+				rw.discard([]table.CompactionGroupResult{res})
 			}
-			if len(results[i].OldDataFiles) > 0 && len(results[i].NewDataFiles) > 0 {
-				done = append(done, results[i])
+			rw.mu.Lock()
+			var batch []table.CompactionGroupResult
+			switch {
+			case err != nil:
+				rw.errs = append(rw.errs, fmt.Errorf("partition %s: %w", partitionLabel(g.PartitionKey), err))
+			case len(res.OldDataFiles) > 0 && len(res.NewDataFiles) > 0:
+				pending = append(pending, res)
+				if rw.env.s.partialProgress && len(pending) >= perCommit {
+					batch, pending = pending, nil
+				}
 			}
-		}
-		if !rw.env.s.partialProgress {
-			pending = append(pending, done...)
-			if len(rw.errs) > 0 {
-				rw.discard(pending) // all or nothing
-				return errors.Join(rw.errs...)
+			rw.mu.Unlock()
+			if batch != nil {
+				rw.commit(ctx, batch)
 			}
-			continue
-		}
-		pending = append(pending, done...)
-		if len(pending) >= perCommit {
-			rw.commit(ctx, pending)
-			pending = nil
-		}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		rw.discard(pending)
+		return errors.Join(append(rw.errs, context.Cause(ctx))...)
+	}
+	if !rw.env.s.partialProgress && len(rw.errs) > 0 {
+		rw.discard(pending) // all or nothing
+		return errors.Join(rw.errs...)
 	}
 	if len(pending) > 0 {
 		rw.commit(ctx, pending)
@@ -180,8 +195,8 @@ func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup)
 // (its new files deleted), and a group whose new files are already live
 // (an earlier attempt whose answer was lost) counts as committed.
 func (rw *rewriter) commit(ctx context.Context, results []table.CompactionGroupResult) {
-	rw.commitMu.Lock()
-	defer rw.commitMu.Unlock()
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
 	fresh, err := rw.env.cat.LoadTable(ctx, rw.planned.Identifier())
 	if err != nil {
 		rw.discard(results)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floehq/floe/sdk"
@@ -123,7 +125,10 @@ func TestCompactionRacingIngestion(t *testing.T) {
 		tk := b.openTask(t, b.config("db.events",
 			"maintenance.rewrite-data-files.min-interval.ms", "0",
 			"maintenance.rewrite-data-files.trigger.data-file-count", "5",
-			"maintenance.rewrite-data-files.min-input-files", "2"))
+			"maintenance.rewrite-data-files.min-input-files", "2",
+			// The three partitions' groups at once, each committed by
+			// its worker while the others still rewrite.
+			"maintenance.rewrite-data-files.max-concurrent-groups", "3"))
 		var commits, retries int
 		// At least 8 s of racing and 3 compactions, whichever is later.
 		start := time.Now()
@@ -163,4 +168,72 @@ func TestCompactionRacingIngestion(t *testing.T) {
 		}
 		scan(t, cat, "db.events").checkExactly(t, written.Load())
 	})
+}
+
+// TestIntermediateCompression: a tiered run writes its output, still a
+// small file a later run merges again, with intermediate-compression; a
+// forced run writes final files with the table's codec.
+func TestIntermediateCompression(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.catalog(t)
+	createTable(t, cat, "db.events", sinkTableProps) // zstd
+	w := newWriter(cat, "db.events", "orders")
+	fill(t, w, 10, 50, 1)
+	tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		"maintenance.rewrite-data-files.intermediate-compression", "snappy",
+		"maintenance.rewrite-data-files.min-interval.ms", "0")...))
+	codecs := func() map[string]int {
+		out := map[string]int{}
+		for _, f := range liveFiles(t, cat, "db.events") {
+			out[parquetCodec(t, f)]++
+		}
+		return out
+	}
+	runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData)
+	if len(runs) != 1 || runs[0].FilesAfter != 1 {
+		t.Fatalf("tiered runs = %+v; want one leaving one file", runs)
+	}
+	if got := codecs(); got["SNAPPY"] != 1 || len(got) != 1 {
+		t.Fatalf("codecs after the tiered run: %v; want the one file in SNAPPY", got)
+	}
+	fill(t, w, 4, 50, 1) // ids from 0 again: count the rows below
+	runs = runsOf(cycle(t, tk, sdk.CycleRequest{Force: []string{taskRewriteData}}).Runs, taskRewriteData)
+	if len(runs) != 1 || runs[0].FilesAfter != 1 {
+		t.Fatalf("forced runs = %+v; want one leaving one file", runs)
+	}
+	if got := codecs(); got["ZSTD"] != 1 || len(got) != 1 {
+		t.Fatalf("codecs after the forced run: %v; want the one file in the table's ZSTD", got)
+	}
+	if rows := scan(t, cat, "db.events").rows; rows != 700 {
+		t.Fatalf("%d rows after both runs; want 700", rows)
+	}
+}
+
+// liveFiles are the paths of the table's live data files.
+func liveFiles(t testing.TB, cat catalog.Catalog, name string) []string {
+	t.Helper()
+	tasks, err := loadTable(t, cat, name).Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		out = append(out, task.File.FilePath())
+	}
+	return out
+}
+
+// parquetCodec is the codec of a local Parquet file's first column chunk.
+func parquetCodec(t testing.TB, location string) string {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(strings.TrimPrefix(location, "file://"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	col, err := rdr.MetaData().RowGroup(0).ColumnChunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return col.Compression().String()
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -64,28 +65,82 @@ func selectionFor(s settings, target int64, forced bool) selection {
 	return sel
 }
 
+// deferred is what a run's budget put off: groups left whole for later
+// runs, and groups cut to their smallest files, with the bytes they
+// kept out of the run.
+type deferred struct {
+	left, cut int
+	bytes     int64
+}
+
+// String is d as the end of a run's detail ("" when nothing was put off).
+func (d deferred) String() string {
+	var parts []string
+	if d.cut > 0 {
+		parts = append(parts, fmt.Sprintf("%d cut to their smallest files", d.cut))
+	}
+	if d.left > 0 {
+		parts = append(parts, fmt.Sprintf("%d left whole", d.left))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; max-bytes-per-run put %s of bigger groups off to later runs (%s)", bytesIEC(d.bytes), strings.Join(parts, ", "))
+}
+
 // withinBudget keeps the smallest groups whose bytes fit the budget (at
-// least one) and returns what it left for later runs. At 1 s commits
-// every partition of a uniformly keyed table reaches a tier's merge at
-// once; taking all of them in one run would hold compaction for minutes
-// while every partition gains a file a second.
-func (sel selection) withinBudget(groups []table.CompactionTaskGroup) (kept []table.CompactionTaskGroup, left int, leftBytes int64) {
+// least one). A group that no longer fits is cut to its smallest files
+// that do, when they are at least min-input-files, and left whole for a
+// later run otherwise. At 1 s commits every partition of a uniformly
+// keyed table reaches a tier's merge at once; taking all of them in one
+// run would hold compaction for minutes while every partition gains a
+// file a second, and leaving a partition out whole would let its newest
+// files pile up until its big merge fits.
+func (sel selection) withinBudget(groups []table.CompactionTaskGroup) ([]table.CompactionTaskGroup, deferred) {
 	if sel.budget <= 0 {
-		return groups, 0, 0
+		return groups, deferred{}
 	}
 	slices.SortStableFunc(groups, func(a, b table.CompactionTaskGroup) int {
 		return cmp.Compare(a.TotalSizeBytes, b.TotalSizeBytes)
 	})
+	var kept []table.CompactionTaskGroup
+	var d deferred
+	var sum int64
+	for i, g := range groups {
+		if i == 0 || sum+g.TotalSizeBytes <= sel.budget {
+			kept = append(kept, g)
+			sum += g.TotalSizeBytes
+			continue
+		}
+		c, ok := sel.cut(g, sel.budget-sum)
+		if !ok {
+			d.left++
+			d.bytes += g.TotalSizeBytes
+			continue
+		}
+		kept = append(kept, c)
+		sum += c.TotalSizeBytes
+		d.cut++
+		d.bytes += g.TotalSizeBytes - c.TotalSizeBytes
+	}
+	return kept, d
+}
+
+// cut is g's smallest files whose bytes fit room, when they are at least
+// min-input-files. A group's files are sorted by size, and a prefix of a
+// tiered pick is itself a tiered pick: every file in it is still at most
+// size-ratio times the smaller ones.
+func (sel selection) cut(g table.CompactionTaskGroup, room int64) (table.CompactionTaskGroup, bool) {
 	var sum int64
 	n := 0
-	for n < len(groups) && (n == 0 || sum+groups[n].TotalSizeBytes <= sel.budget) {
-		sum += groups[n].TotalSizeBytes
+	for n < len(g.Tasks) && sum+g.Tasks[n].File.FileSizeBytes() <= room {
+		sum += g.Tasks[n].File.FileSizeBytes()
 		n++
 	}
-	for _, g := range groups[n:] {
-		leftBytes += g.TotalSizeBytes
+	if n < max(sel.minInput, 2) {
+		return table.CompactionTaskGroup{}, false
 	}
-	return groups[:n], len(groups) - n, leftBytes
+	return table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks[:n], TotalSizeBytes: sum}, true
 }
 
 // plan groups tasks by partition and picks each partition's files. Each

@@ -2,11 +2,14 @@ package maintenance
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -199,23 +202,43 @@ func shapeWith(t testing.TB, cat catalog.Catalog, target int64) TableChange {
 }
 
 // TestBudgetTakesSmallestGroups: a run within max-bytes-per-run takes the
-// smallest groups first, always at least one, and reports the rest.
+// smallest groups first, always at least one; a group that no longer fits
+// is cut to its smallest files that do, when they are enough to rewrite,
+// and left whole otherwise.
 func TestBudgetTakesSmallestGroups(t *testing.T) {
-	group := func(key string, size int64) table.CompactionTaskGroup {
-		return table.CompactionTaskGroup{PartitionKey: key, TotalSizeBytes: size}
+	group := func(key string, sizes ...int64) table.CompactionTaskGroup {
+		g := table.CompactionTaskGroup{PartitionKey: key}
+		for i, size := range sizes {
+			b, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentData, fmt.Sprintf("%s-%d.parquet", key, i), iceberg.ParquetFile, nil, nil, nil, 1, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Tasks = append(g.Tasks, table.FileScanTask{File: b.Build()})
+			g.TotalSizeBytes += size
+		}
+		return g
 	}
-	sel := selection{budget: 100}
-	kept, left, leftBytes := sel.withinBudget([]table.CompactionTaskGroup{group("a", 90), group("b", 10), group("c", 40), group("d", 30)})
-	var keys []string
-	for _, g := range kept {
-		keys = append(keys, g.PartitionKey)
+	summary := func(kept []table.CompactionTaskGroup) []string {
+		var out []string
+		for _, g := range kept {
+			out = append(out, fmt.Sprintf("%s:%d/%d", g.PartitionKey, len(g.Tasks), g.TotalSizeBytes))
+		}
+		return out
 	}
-	if !slices.Equal(keys, []string{"b", "d", "c"}) || left != 1 || leftBytes != 90 {
-		t.Fatalf("kept %v, left %d (%d bytes); want b, d, c and a left", keys, left, leftBytes)
+	sel := selection{budget: 100, minInput: 2}
+	// b (10) and d (30) fit; c (40) is cut to 5+5+20 within the 60 left;
+	// a's smallest file alone (35) would fit the 30 left, but one file is
+	// not a rewrite: a is left whole.
+	kept, put := sel.withinBudget([]table.CompactionTaskGroup{group("a", 35, 55), group("b", 5, 5), group("c", 5, 5, 20, 40), group("d", 10, 20)})
+	if got, want := summary(kept), []string{"b:2/10", "d:2/30", "c:3/30"}; !slices.Equal(got, want) || put != (deferred{left: 1, cut: 1, bytes: 90 + 40}) {
+		t.Fatalf("kept %v, put off %+v; want %v, a left whole and c cut (130 bytes put off)", got, put, want)
 	}
-	kept, left, _ = sel.withinBudget([]table.CompactionTaskGroup{group("big", 500), group("bigger", 700)})
-	if len(kept) != 1 || kept[0].PartitionKey != "big" || left != 1 {
-		t.Fatalf("over budget: kept %v, left %d; want the smallest alone", kept, left)
+	if d := put.String(); !strings.Contains(d, "1 cut to their smallest files, 1 left whole") {
+		t.Errorf("detail %q", d)
+	}
+	kept, put = sel.withinBudget([]table.CompactionTaskGroup{group("big", 250, 250), group("bigger", 300, 400)})
+	if got := summary(kept); !slices.Equal(got, []string{"big:2/500"}) || put.left != 1 {
+		t.Fatalf("over budget: kept %v, put off %+v; want the smallest alone", got, put)
 	}
 	// A budget under twice the target is raised to it; a forced run has none.
 	if got := selectionFor(settings{maxRunBytes: 100}, 1000, false).budget; got != 2000 {
@@ -224,8 +247,8 @@ func TestBudgetTakesSmallestGroups(t *testing.T) {
 	if got := selectionFor(settings{maxRunBytes: 100}, 1000, true).budget; got != 0 {
 		t.Fatalf("forced run's budget = %d; want none", got)
 	}
-	kept, left, _ = selection{}.withinBudget([]table.CompactionTaskGroup{group("a", 1<<40), group("b", 1<<40)})
-	if len(kept) != 2 || left != 0 {
-		t.Fatalf("no budget: kept %d, left %d", len(kept), left)
+	kept, put = selection{}.withinBudget([]table.CompactionTaskGroup{group("a", 1<<40), group("b", 1<<40)})
+	if len(kept) != 2 || put != (deferred{}) || put.String() != "" {
+		t.Fatalf("no budget: kept %d, put off %+v", len(kept), put)
 	}
 }
