@@ -3,6 +3,7 @@ package maintenance
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,11 +30,7 @@ func parseCompression(v string) (compression, error) {
 		return compression{}, nil
 	}
 	name, lvl, hasLevel := strings.Cut(v, ":")
-	found := false
-	for _, c := range parquetCodecs {
-		found = found || c == name
-	}
-	if !found {
+	if !slices.Contains(parquetCodecs, name) {
 		return compression{}, fmt.Errorf("unknown codec %q: want table or one of %s, optionally with :level", name, strings.Join(parquetCodecs, ", "))
 	}
 	c := compression{codec: name}

@@ -48,16 +48,16 @@ const (
 	sfxInterval        = ".trigger.interval.ms"
 	sfxMinInterval     = ".min-interval.ms"
 
-	keyTargetFileSize  = "maintenance.rewrite-data-files.target-file-size-bytes"
-	keyMinInputFiles   = "maintenance.rewrite-data-files.min-input-files"
-	keyStrategy        = "maintenance.rewrite-data-files.strategy"
-	keySizeRatio       = "maintenance.rewrite-data-files.size-ratio"
-	keyPartialProgress = "maintenance.rewrite-data-files.partial-progress.enabled"
-	keyMaxCommits      = "maintenance.rewrite-data-files.partial-progress.max-commits"
-	keyMaxGroups       = "maintenance.rewrite-data-files.max-concurrent-groups"
-	keySkipNewest      = "maintenance.rewrite-data-files.skip-newest.ms"
-	keyMaxRunBytes     = "maintenance.rewrite-data-files.max-bytes-per-run"
-	keyTierCompression = "maintenance.rewrite-data-files.intermediate-compression"
+	keyTargetFileSize          = "maintenance.rewrite-data-files.target-file-size-bytes"
+	keyMinInputFiles           = "maintenance.rewrite-data-files.min-input-files"
+	keyStrategy                = "maintenance.rewrite-data-files.strategy"
+	keySizeRatio               = "maintenance.rewrite-data-files.size-ratio"
+	keyPartialProgress         = "maintenance.rewrite-data-files.partial-progress.enabled"
+	keyMaxCommits              = "maintenance.rewrite-data-files.partial-progress.max-commits"
+	keyMaxGroups               = "maintenance.rewrite-data-files.max-concurrent-groups"
+	keySkipNewest              = "maintenance.rewrite-data-files.skip-newest.ms"
+	keyMaxRunBytes             = "maintenance.rewrite-data-files.max-bytes-per-run"
+	keyIntermediateCompression = "maintenance.rewrite-data-files.intermediate-compression"
 
 	keyManifestTarget = "maintenance.rewrite-manifests.target-manifest-size-bytes"
 
@@ -169,8 +169,8 @@ func Spec() sdk.Spec {
 		sdk.Long(keyMaxRunBytes).
 			Describe("Most bytes of input one run rewrites (0: no limit). A run takes its partition groups smallest first, so the newest small files are always merged, and a tier's big merge waits for a later run instead of holding the table's compaction for minutes while small files pile up behind it. At least twice the target size, so the biggest group always fits behind the small ones. A forced run (floe maintain --force rewrite-data-files) takes everything.").
 			Default("268435456").Check(atLeastInt(0)).InGroup(taskRewriteData),
-		sdk.String(keyTierCompression).
-			Describe("Parquet codec of compacted files still under 75 % of the target size, which a later run merges again: codec or codec:level (zstd:1, lz4raw, snappy, …), or table for the table's write.parquet.compression-codec. Files that reach the target, and a forced run's, use the table's codec. With the tiered strategy most rewritten bytes are such intermediate files, and zstd at level 1 writes them ~10–15 % faster than zstd's default level, about as small (as LSM stores compress upper levels lighter than the bottom one).").
+		sdk.String(keyIntermediateCompression).
+			Describe("Parquet codec of compacted files still under 75 % of the target size, which a later run merges again: codec or codec:level (zstd:1, lz4raw, snappy, …), or table for the table's write.parquet.compression-codec. Files that reach the target, and a forced run's, use the table's codec. With the tiered strategy most rewritten bytes are such intermediate files, and zstd at level 1 writes them about 15 % faster than zstd's default level, about as small (as LSM stores compress upper levels lighter than the bottom one).").
 			Default("zstd:1").Check(func(v string) error { _, err := parseCompression(v); return err }).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").
@@ -308,16 +308,16 @@ type settings struct {
 	enabled  map[string]bool
 	triggers map[string]thresholds
 
-	targetFileSize  int64 // 0: the table's
-	minInputFiles   int
-	strategy        string
-	sizeRatio       float64
-	partialProgress bool
-	maxCommits      int
-	maxGroups       int
-	maxRunBytes     int64 // 0: no limit
-	tierCompression compression
-	skipNewest      time.Duration
+	targetFileSize          int64 // 0: the table's
+	minInputFiles           int
+	strategy                string
+	sizeRatio               float64
+	partialProgress         bool
+	maxCommits              int
+	maxGroups               int
+	maxRunBytes             int64 // 0: no limit
+	intermediateCompression compression
+	skipNewest              time.Duration
 
 	manifestTarget int64 // 0: the table's
 
@@ -371,8 +371,8 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		metadataRetain:  cfg.Int(keyMetadataRetainLast),
 	}
 	var err error
-	if s.tierCompression, err = parseCompression(cfg.String(keyTierCompression)); err != nil {
-		return settings{}, fmt.Errorf("iceberg-maintenance: %s: %w", keyTierCompression, err)
+	if s.intermediateCompression, err = parseCompression(cfg.String(keyIntermediateCompression)); err != nil {
+		return settings{}, fmt.Errorf("iceberg-maintenance: %s: %w", keyIntermediateCompression, err)
 	}
 	if s.pollInterval <= 0 {
 		s.pollInterval = derivedPollInterval(cfg)

@@ -62,7 +62,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		keyStrategy:                                              "leveled",
 		keySizeRatio:                                             "0",
 		keyTables:                                                "orders",
-		keyTierCompression:                                       "zstd:99",
+		keyIntermediateCompression:                               "zstd:99",
 	} {
 		_, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", key: val}))
 		if err == nil || !strings.Contains(err.Error(), key) {

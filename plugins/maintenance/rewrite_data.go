@@ -80,9 +80,9 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("open file IO: %w", err)
 	}
-	rw := &rewriter{env: env, planned: tbl, fs: fs, target: target, done: sel.done, tier: tbl}
+	rw := &rewriter{env: env, planned: tbl, fs: fs, target: target, done: sel.done, intermediate: tbl}
 	if !env.forced {
-		if rw.tier, err = withCompression(tbl, env.s.tierCompression); err != nil {
+		if rw.intermediate, err = withCompression(tbl, env.s.intermediateCompression); err != nil {
 			return out, err
 		}
 	}
@@ -112,11 +112,11 @@ type rewriter struct {
 	planned *table.Table
 	fs      iceio.IO
 	target  int64
-	// tier is the planned table seen with the intermediate codec: groups
-	// under done bytes are written through it, as their output will be
-	// merged again.
-	tier *table.Table
-	done int64
+	// intermediate is the planned table seen with the intermediate
+	// codec: groups under done bytes are written through it, as their
+	// output will be merged again.
+	intermediate *table.Table
+	done         int64
 
 	// mu serializes commits and guards the totals, errs and a run's
 	// pending results.
@@ -149,7 +149,7 @@ func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup)
 		}
 		tbl := rw.planned
 		if g.TotalSizeBytes < rw.done {
-			tbl = rw.tier
+			tbl = rw.intermediate
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()

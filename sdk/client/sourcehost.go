@@ -81,14 +81,14 @@ func recoverHost(ctx context.Context, req any, info *grpc.UnaryServerInfo, handl
 func (hs *hostServer) StartPositions(ctx context.Context, req *pb.StartPositionsRequest) (*pb.StartPositionsResponse, error) {
 	pos, err := hs.h.StartPositions(ctx, req.GetPartitions())
 	if err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, hostStatus(ctx, err)
 	}
 	return &pb.StartPositionsResponse{Positions: pos}, nil
 }
 
 func (hs *hostServer) PartitionsRevoked(ctx context.Context, req *pb.PartitionsRevokedRequest) (*pb.PartitionsRevokedResponse, error) {
 	if err := hs.h.PartitionsRevoked(ctx, req.GetPositions()); err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, hostStatus(ctx, err)
 	}
 	return &pb.PartitionsRevokedResponse{}, nil
 }
@@ -104,7 +104,23 @@ func (hs *hostServer) AdmitSchema(ctx context.Context, req *pb.AdmitSchemaReques
 	case errors.Is(err, sdk.ErrSchemaRejected):
 		return &pb.AdmitSchemaResponse{Reason: strings.TrimPrefix(err.Error(), sdk.ErrSchemaRejected.Error()+": ")}, nil
 	}
-	return nil, status.Error(codes.Unknown, err.Error())
+	return nil, hostStatus(ctx, err)
+}
+
+// hostStatus is a host call's failure as its answer: the code of the
+// call's end when its time ran out or it was canceled (the source's
+// client then waits for its own deadline and ends its Read like any
+// timeout), Unknown with the host's message otherwise.
+func hostStatus(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return status.FromContextError(ctx.Err()).Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	}
+	return status.Error(codes.Unknown, err.Error())
 }
 
 // DeadLetter answers a refusal in band, so the source gets the reason.
