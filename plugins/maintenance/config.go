@@ -58,6 +58,7 @@ const (
 	keySkipNewest              = "maintenance.rewrite-data-files.skip-newest.ms"
 	keyMaxRunBytes             = "maintenance.rewrite-data-files.max-bytes-per-run"
 	keyIntermediateCompression = "maintenance.rewrite-data-files.intermediate-compression"
+	keyReplanInterval          = "maintenance.rewrite-data-files.replan-interval.ms"
 
 	keyManifestTarget = "maintenance.rewrite-manifests.target-manifest-size-bytes"
 
@@ -172,6 +173,9 @@ func Spec() sdk.Spec {
 		sdk.String(keyIntermediateCompression).
 			Describe("Parquet codec of compacted files still under 75 % of the target size, which a later run merges again: codec or codec:level (zstd:1, lz4raw, snappy, …), or table for the table's write.parquet.compression-codec. Files that reach the target, and a forced run's, use the table's codec. With the tiered strategy most rewritten bytes are such intermediate files, and zstd at level 1 writes them about 15 % faster than zstd's default level, about as small (as LSM stores compress upper levels lighter than the bottom one).").
 			Default("zstd:1").Check(func(v string) error { _, err := parseCompression(v); return err }).InGroup(taskRewriteData),
+		sdk.Duration(keyReplanInterval).
+			Describe("While a run's groups are being rewritten, plan the table again this often and merge the small files that arrived since (the run's own files left out) in groups of their own, which go ahead of bigger groups still waiting. At 1 s commits a tier's big merges take seconds and every partition gains a file a second meanwhile; this keeps those files from piling up until the next run. Re-plans stop when the run's first plan is done, so a run still ends. 0 plans once per run; a forced run and a run without partial progress plan once.").
+			Default("1000").Check(atLeast(0)).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").
 			Default("0").Check(atLeast(0)).InGroup(taskRewriteData),
@@ -317,6 +321,7 @@ type settings struct {
 	maxGroups               int
 	maxRunBytes             int64 // 0: no limit
 	intermediateCompression compression
+	replanInterval          time.Duration // 0: plan once per run
 	skipNewest              time.Duration
 
 	manifestTarget int64 // 0: the table's
@@ -362,6 +367,7 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		maxCommits:      cfg.Int(keyMaxCommits),
 		maxGroups:       cfg.Int(keyMaxGroups),
 		maxRunBytes:     cfg.Int64(keyMaxRunBytes),
+		replanInterval:  cfg.Duration(keyReplanInterval),
 		skipNewest:      cfg.Duration(keySkipNewest),
 		manifestTarget:  cfg.Int64(keyManifestTarget),
 		retainLast:      cfg.Int(keyExpireRetainLast),

@@ -1,9 +1,11 @@
 package maintenance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,27 +32,10 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	target := env.s.targetSize(tbl.Properties())
 	sel := selectionFor(env.s, target, env.forced)
 
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	groups, put, skipped, err := planGroups(ctx, env.s, sel, tbl, nil, env.now)
 	if err != nil {
-		return out, fmt.Errorf("plan files: %w", err)
+		return out, err
 	}
-	skipped := 0
-	if env.s.skipNewest > 0 {
-		recent, err := recentFiles(ctx, tbl, env.now.Add(-env.s.skipNewest))
-		if err != nil {
-			return out, err
-		}
-		kept := tasks[:0]
-		for _, t := range tasks {
-			if recent[t.File.FilePath()] {
-				skipped++
-				continue
-			}
-			kept = append(kept, t)
-		}
-		tasks = kept
-	}
-	groups, put := sel.withinBudget(sel.plan(tasks, specsByID(tbl.Metadata())))
 	if len(groups) == 0 {
 		out.detail = fmt.Sprintf("nothing to rewrite (%s): no partition has %d files to take (under %s)", sel.strategy, env.s.minInputFiles, bytesIEC(sel.done))
 		if sel.strategy == strategyTiered {
@@ -80,19 +65,24 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("open file IO: %w", err)
 	}
-	rw := &rewriter{env: env, planned: tbl, fs: fs, target: target, done: sel.done, intermediate: tbl}
-	if !env.forced {
-		if rw.intermediate, err = withCompression(tbl, env.s.intermediateCompression); err != nil {
-			return out, err
-		}
+	rw := &rewriter{env: env, sel: sel, planned: tbl, fs: fs, target: target, reserved: map[string]bool{}}
+	if env.s.partialProgress && !env.forced {
+		rw.replanEvery = env.s.replanInterval
 	}
-	runErr := rw.run(ctx, groups)
+	first, err := rw.wave(tbl, groups, env.s.maxCommits)
+	if err != nil {
+		return out, err
+	}
+	runErr := rw.run(ctx, first)
 
 	out.filesAfter = out.filesBefore - int64(rw.removedFiles) + int64(rw.addedFiles)
 	out.bytesAfter = out.bytesBefore - rw.removedBytes + rw.addedBytes
 	out.detail = fmt.Sprintf("%s: rewrote %d file(s) (%s) into %d (%s) in %d of %d partition group(s), %d commit(s), %d conflict retr%s",
 		sel.strategy, rw.removedFiles, bytesIEC(rw.removedBytes), rw.addedFiles, bytesIEC(rw.addedBytes),
-		rw.committedGroups, len(groups), rw.commits, rw.retries, plural(rw.retries, "y", "ies"))
+		rw.committedGroups, len(groups)+rw.replannedGroups, rw.commits, rw.retries, plural(rw.retries, "y", "ies"))
+	if rw.replannedGroups > 0 {
+		out.detail += fmt.Sprintf("; %d of the groups planned by %d re-plan(s) while the run lasted", rw.replannedGroups, rw.replans)
+	}
 	if rw.droppedGroups > 0 {
 		out.detail += fmt.Sprintf("; %d group(s) dropped: a concurrent rewrite replaced their files", rw.droppedGroups)
 	}
@@ -106,19 +96,55 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	return out, runErr
 }
 
+// planGroups plans a run's partition groups on tbl: its live files, less
+// those in reserved and those newer than skip-newest before now, picked
+// by sel and cut to its budget. skipped counts the files left for being
+// new.
+func planGroups(ctx context.Context, s settings, sel selection, tbl *table.Table, reserved map[string]bool, now time.Time) (groups []table.CompactionTaskGroup, put deferred, skipped int, err error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, deferred{}, 0, fmt.Errorf("plan files: %w", err)
+	}
+	var recent map[string]bool
+	if s.skipNewest > 0 {
+		if recent, err = recentFiles(ctx, tbl, now.Add(-s.skipNewest)); err != nil {
+			return nil, deferred{}, 0, err
+		}
+	}
+	kept := tasks[:0]
+	for _, t := range tasks {
+		switch {
+		case reserved[t.File.FilePath()]:
+		case recent[t.File.FilePath()]:
+			skipped++
+		default:
+			kept = append(kept, t)
+		}
+	}
+	groups, put = sel.withinBudget(sel.plan(kept, specsByID(tbl.Metadata())))
+	return groups, put, skipped, nil
+}
+
+// executeGroup reads a group's files and writes them back at the target
+// size (a variable so tests can hold a group back).
+var executeGroup = table.ExecuteCompactionGroup
+
 // rewriter executes planned groups and commits their results.
 type rewriter struct {
 	env     runEnv
+	sel     selection
 	planned *table.Table
 	fs      iceio.IO
 	target  int64
-	// intermediate is the planned table seen with the intermediate
-	// codec: groups under done bytes are written through it, as their
-	// output will be merged again.
-	intermediate *table.Table
-	done         int64
+	// replanEvery is how often the run looks at the table again while
+	// its first plan's groups are still being rewritten (0: never).
+	replanEvery time.Duration
+	// reserved holds the files of every group the run planned; a re-plan
+	// leaves them out. Only the scheduling goroutine uses it.
+	reserved                 map[string]bool
+	replans, replannedGroups int
 
-	// mu serializes commits and guards the totals, errs and a run's
+	// mu serializes commits and guards the totals, errs and the waves'
 	// pending results.
 	mu sync.Mutex
 	// Totals of what was committed.
@@ -129,52 +155,113 @@ type rewriter struct {
 	errs                     []error
 }
 
-// run executes the groups in order, up to env.s.maxGroups at once (each
-// next group starts as soon as one finishes, so a big group does not hold
-// back the small ones behind it), and commits them: with partial progress
-// in up to partial-progress.max-commits commits, each once its share of
-// the groups is done; all together at the end without.
-func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup) error {
-	perCommit := (len(groups) + rw.env.s.maxCommits - 1) / max(rw.env.s.maxCommits, 1)
-	var pending []table.CompactionGroupResult // guarded by rw.mu
-	slots := make(chan struct{}, max(rw.env.s.maxGroups, 1))
-	var wg sync.WaitGroup
+// job is one partition group to rewrite and the view of the table it is
+// read and written through.
+type job struct {
+	g   table.CompactionTaskGroup
+	tbl *table.Table
+	w   *wave
+}
+
+// wave is the groups of one plan (the run's first, or a re-plan). With
+// partial progress its results are committed in batches of perCommit, the
+// last one when its last group ends.
+type wave struct {
+	perCommit int
+	left      int                           // groups not ended yet; guarded by rw.mu
+	pending   []table.CompactionGroupResult // guarded by rw.mu
+}
+
+// wave turns groups planned on tbl into jobs committed in up to commits
+// batches, and reserves their files. Groups under the done size are
+// written through tbl seen with the intermediate codec, as their output
+// will be merged again; a forced run writes everything with the table's.
+func (rw *rewriter) wave(tbl *table.Table, groups []table.CompactionTaskGroup, commits int) ([]job, error) {
+	intermediate := tbl
+	if !rw.env.forced {
+		var err error
+		if intermediate, err = withCompression(tbl, rw.env.s.intermediateCompression); err != nil {
+			return nil, err
+		}
+	}
+	w := &wave{perCommit: (len(groups) + commits - 1) / max(commits, 1), left: len(groups)}
+	jobs := make([]job, 0, len(groups))
 	for _, g := range groups {
-		slots <- struct{}{}
-		rw.mu.Lock()
-		stop := ctx.Err() != nil || (len(rw.errs) > 0 && !rw.env.s.partialProgress)
-		rw.mu.Unlock()
-		if stop {
+		view := tbl
+		if g.TotalSizeBytes < rw.sel.done {
+			view = intermediate
+		}
+		jobs = append(jobs, job{g: g, tbl: view, w: w})
+		for _, t := range g.Tasks {
+			rw.reserved[t.File.FilePath()] = true
+		}
+	}
+	return jobs, nil
+}
+
+// run rewrites the jobs smallest first, up to max-concurrent-groups at
+// once (each next one starts as soon as one ends, so a big group does not
+// hold back the small ones behind it), and commits them: with partial
+// progress each wave in up to partial-progress.max-commits commits, each
+// as soon as its share is done; all together at the end without.
+//
+// While the first plan's groups run, the table is planned again every
+// replan interval, leaving out the run's files: at 1 s commits a tier's
+// big merges take seconds, and every partition gains a file a second
+// meanwhile. Those new files are merged in their own, smaller groups,
+// which go ahead of bigger ones still waiting. Re-plans stop with the
+// first plan's last group, so a run ends.
+func (rw *rewriter) run(ctx context.Context, queue []job) error {
+	first := queue[0].w
+	all := []*wave{first}
+	slots := max(rw.env.s.maxGroups, 1)
+	ended := make(chan struct{})
+	running := 0
+	var replan <-chan time.Time
+	if rw.replanEvery > 0 {
+		tick := time.NewTicker(rw.replanEvery)
+		defer tick.Stop()
+		replan = tick.C
+	}
+	bySize := func(a, b job) int { return cmp.Compare(a.g.TotalSizeBytes, b.g.TotalSizeBytes) }
+	slices.SortStableFunc(queue, bySize)
+	var wg sync.WaitGroup
+	for {
+		stop := rw.stopping(ctx)
+		for ; running < slots && len(queue) > 0 && !stop; running++ {
+			j := queue[0]
+			queue = queue[1:]
+			wg.Go(func() {
+				rw.execute(ctx, j)
+				ended <- struct{}{}
+			})
+		}
+		if running == 0 && (len(queue) == 0 || stop) {
 			break
 		}
-		tbl := rw.planned
-		if g.TotalSizeBytes < rw.done {
-			tbl = rw.intermediate
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			res, err := table.ExecuteCompactionGroup(ctx, tbl, g, table.WithCompactionTargetFileSize(rw.target))
-			if err != nil {
-				rw.discard([]table.CompactionGroupResult{res})
-			}
+		select {
+		case <-ended:
+			running--
+		case <-replan:
 			rw.mu.Lock()
-			var batch []table.CompactionGroupResult
-			switch {
-			case err != nil:
-				rw.errs = append(rw.errs, fmt.Errorf("partition %s: %w", partitionLabel(g.PartitionKey), err))
-			case len(res.OldDataFiles) > 0 && len(res.NewDataFiles) > 0:
-				pending = append(pending, res)
-				if rw.env.s.partialProgress && len(pending) >= perCommit {
-					batch, pending = pending, nil
-				}
-			}
+			busy := first.left > 0
 			rw.mu.Unlock()
-			if batch != nil {
-				rw.commit(ctx, batch)
+			if !busy || stop {
+				replan = nil
+				continue
 			}
-		})
+			if more := rw.replan(ctx); len(more) > 0 {
+				all = append(all, more[0].w)
+				queue = append(queue, more...)
+				slices.SortStableFunc(queue, bySize)
+			}
+		}
 	}
 	wg.Wait()
+	var pending []table.CompactionGroupResult
+	for _, w := range all {
+		pending = append(pending, w.pending...)
+	}
 	if err := ctx.Err(); err != nil {
 		rw.discard(pending)
 		return errors.Join(append(rw.errs, context.Cause(ctx))...)
@@ -187,6 +274,62 @@ func (rw *rewriter) run(ctx context.Context, groups []table.CompactionTaskGroup)
 		rw.commit(ctx, pending)
 	}
 	return errors.Join(rw.errs...)
+}
+
+// stopping reports that no further group should start: the run's context
+// ended, or a group failed and the run commits all or nothing.
+func (rw *rewriter) stopping(ctx context.Context) bool {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return ctx.Err() != nil || (len(rw.errs) > 0 && !rw.env.s.partialProgress)
+}
+
+// execute rewrites one job's group and books its result in its wave,
+// committing the wave's batch when it is complete.
+func (rw *rewriter) execute(ctx context.Context, j job) {
+	res, err := executeGroup(ctx, j.tbl, j.g, table.WithCompactionTargetFileSize(rw.target))
+	if err != nil {
+		rw.discard([]table.CompactionGroupResult{res})
+	}
+	rw.mu.Lock()
+	w := j.w
+	w.left--
+	switch {
+	case err != nil:
+		rw.errs = append(rw.errs, fmt.Errorf("partition %s: %w", partitionLabel(j.g.PartitionKey), err))
+	case len(res.OldDataFiles) > 0 && len(res.NewDataFiles) > 0:
+		w.pending = append(w.pending, res)
+	}
+	var batch []table.CompactionGroupResult
+	if rw.env.s.partialProgress && len(w.pending) > 0 && (len(w.pending) >= w.perCommit || w.left == 0) {
+		batch, w.pending = w.pending, nil
+	}
+	rw.mu.Unlock()
+	if batch != nil {
+		rw.commit(ctx, batch)
+	}
+}
+
+// replan plans the table as it is now, leaving out the run's files, and
+// returns the new groups as one wave committed at once. A failed look is
+// logged and left to the next tick: the run's own groups go on.
+func (rw *rewriter) replan(ctx context.Context) []job {
+	fresh, err := rw.env.cat.LoadTable(ctx, rw.planned.Identifier())
+	if err == nil {
+		var groups []table.CompactionTaskGroup
+		if groups, _, _, err = planGroups(ctx, rw.env.s, rw.sel, fresh, rw.reserved, time.Now()); err == nil && len(groups) > 0 {
+			var jobs []job
+			if jobs, err = rw.wave(fresh, groups, 1); err == nil {
+				rw.replans++
+				rw.replannedGroups += len(groups)
+				return jobs
+			}
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		rw.env.log.Debug("cannot re-plan while the run lasts; the next tick tries again", "table", rw.planned.Identifier(), "error", err)
+	}
+	return nil
 }
 
 // commit commits results as one replace snapshot, re-applying it on a

@@ -237,3 +237,77 @@ func parquetCodec(t testing.TB, location string) string {
 	}
 	return col.Compression().String()
 }
+
+// TestReplanMergesArrivals: files committed while a run's group is still
+// being rewritten are merged by the same run, in a group of their own, when
+// replan-interval is on; with it off they wait for the next run.
+func TestReplanMergesArrivals(t *testing.T) {
+	for _, tc := range []struct {
+		replan    string
+		wantFiles int64 // per partition after the one run
+	}{
+		{"100", 2}, // the first plan's output and the arrivals' merge
+		{"0", 5},   // the first plan's output and the 4 arrivals
+	} {
+		t.Run("replan-interval="+tc.replan, func(t *testing.T) {
+			b := sqliteBackend(t)
+			cat := b.catalog(t)
+			createTable(t, cat, "db.events", sinkTableProps)
+			w := newWriter(cat, "db.events", "orders")
+			next := fill(t, w, 6, 20, 2) // 6 files in each of 2 partitions
+
+			// The run's first group waits until the arrivals are committed
+			// and a re-planned group started (or 2 s passed).
+			var calls atomic.Int32
+			started, replanned, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			orig := executeGroup
+			t.Cleanup(func() { executeGroup = orig })
+			executeGroup = func(ctx context.Context, tbl *table.Table, g table.CompactionTaskGroup, opts ...table.CompactionGroupOption) (table.CompactionGroupResult, error) {
+				switch calls.Add(1) {
+				case 1:
+					close(started)
+					<-release
+				case 3: // the first plan had two groups
+					close(replanned)
+				}
+				return orig(ctx, tbl, g, opts...)
+			}
+			go func() {
+				defer close(release)
+				<-started
+				for range 4 {
+					if err := w.commit(context.Background(), rowsFor(next, 20, 2)); err != nil {
+						t.Error(err)
+						return
+					}
+					next += 20
+				}
+				select {
+				case <-replanned:
+				case <-time.After(2 * time.Second):
+				}
+			}()
+
+			tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+				"maintenance.rewrite-data-files.min-interval.ms", "0",
+				"maintenance.rewrite-data-files.trigger.data-file-count", "5",
+				// 4: a re-plan takes a partition's arrivals only once all
+				// four are in, whatever the timing.
+				"maintenance.rewrite-data-files.min-input-files", "4",
+				"maintenance.rewrite-data-files.max-concurrent-groups", "2",
+				"maintenance.rewrite-data-files.replan-interval.ms", tc.replan)...))
+			runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData)
+			if len(runs) != 1 {
+				t.Fatalf("runs = %+v; want one", runs)
+			}
+			t.Logf("%s", runs[0].Detail)
+			if got := shape(t, cat, "db.events").MaxPartitionFiles; got != tc.wantFiles {
+				t.Fatalf("fullest partition holds %d files after the run; want %d", got, tc.wantFiles)
+			}
+			if replans := strings.Contains(runs[0].Detail, "re-plan"); replans != (tc.replan != "0") {
+				t.Fatalf("detail %q: re-plan mentioned = %v", runs[0].Detail, replans)
+			}
+			scan(t, cat, "db.events").checkExactly(t, next)
+		})
+	}
+}
