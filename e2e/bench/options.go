@@ -99,8 +99,10 @@ func Defaults(repo string, quick bool) Options {
 		MaintWriters:  8,
 		MaintConfig: map[string]string{
 			// Tuned for 1 s commits: look every second, compact a
-			// partition once it has 8 files, at most every 3 s; the
-			// plugin's default strategy (size-tiered) and target size
+			// partition once it has 8 files, at most every 3 s, and
+			// merge 4 new files (the default 5 lets a partition
+			// sit at its tiers plus 4); the plugin's default strategy
+			// (size-tiered), re-plan interval (1 s) and target size
 			// (128 MiB: a partition of a 15-minute run holds about
 			// 200 MB); the plugin's process may use both CPUs
 			// (GOMAXPROCS=2) at niceness 10 and rewrite two partitions
@@ -110,6 +112,7 @@ func Defaults(repo string, quick bool) Options {
 			"maintenance.rewrite-data-files.trigger.data-file-count": "8",
 			"maintenance.rewrite-data-files.min-interval.ms":         "3000",
 			"maintenance.rewrite-data-files.max-concurrent-groups":   "2",
+			"maintenance.rewrite-data-files.min-input-files":         "4",
 			"process.maintenance.cpus":                               "2",
 			"process.maintenance.nice":                               "10",
 		},

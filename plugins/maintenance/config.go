@@ -165,7 +165,7 @@ func Spec() sdk.Spec {
 			Describe("With partial progress, the most commits one run makes: its partition groups are committed in this many batches, each as soon as it is rewritten. Every commit is a snapshot in the table's metadata, so keep it low when a run comes every few seconds.").
 			Default("3").Min(1).Max(1000).InGroup(taskRewriteData),
 		sdk.Int(keyMaxGroups).
-			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory).").
+			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory); groups of a re-plan (replan-interval) may use one more.").
 			Default("1").Min(1).Max(64).InGroup(taskRewriteData),
 		sdk.Long(keyMaxRunBytes).
 			Describe("Most bytes of input one run rewrites (0: no limit). A run takes its partition groups smallest first, so the newest small files are always merged, and a tier's big merge waits for a later run instead of holding the table's compaction for minutes while small files pile up behind it. At least twice the target size, so the biggest group always fits behind the small ones. A forced run (floe maintain --force rewrite-data-files) takes everything.").
@@ -174,7 +174,7 @@ func Spec() sdk.Spec {
 			Describe("Parquet codec of compacted files still under 75 % of the target size, which a later run merges again: codec or codec:level (zstd:1, lz4raw, snappy, …), or table for the table's write.parquet.compression-codec. Files that reach the target, and a forced run's, use the table's codec. With the tiered strategy most rewritten bytes are such intermediate files, and zstd at level 1 writes them about 15 % faster than zstd's default level, about as small (as LSM stores compress upper levels lighter than the bottom one).").
 			Default("zstd:1").Check(func(v string) error { _, err := parseCompression(v); return err }).InGroup(taskRewriteData),
 		sdk.Duration(keyReplanInterval).
-			Describe("While a run's groups are being rewritten, plan the table again this often and merge the small files that arrived since (the run's own files left out) in groups of their own, which go ahead of bigger groups still waiting. At 1 s commits a tier's big merges take seconds and every partition gains a file a second meanwhile; this keeps those files from piling up until the next run. Re-plans stop when the run's first plan is done, so a run still ends. 0 plans once per run; a forced run and a run without partial progress plan once.").
+			Describe("While a run's groups are being rewritten, plan the table again this often and merge the files that arrived since (the run's own files left out) in groups of their own, of at most 1/16 of the target size (the newest files and the smallest tiers), which go ahead of bigger groups still waiting and may start in one slot beyond max-concurrent-groups. At 1 s commits a tier's big merges take seconds and every partition gains a file a second meanwhile; this keeps those files from piling up until the next run. Re-plans stop when the run's first plan is done, so a run still ends. 0 plans once per run; a forced run, a run without partial progress and the bin-pack strategy plan once.").
 			Default("1000").Check(atLeast(0)).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").

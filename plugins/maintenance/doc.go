@@ -71,7 +71,11 @@
 // max-bytes-per-run (256 MiB) of input, its partition groups smallest
 // first: on a uniformly keyed table every partition reaches a tier's big
 // merge at once, and taking them all in one run would hold compaction
-// while each partition gains a file a second.
+// while each partition gains a file a second. For the same reason a run
+// plans the table again every replan-interval (1 s) while its first
+// plan's groups are rewritten, leaving its own files out, and merges the
+// files that arrived meanwhile in groups of their own, ahead of bigger
+// groups still waiting.
 //
 // None of them changes a row: compaction reads rows with their deletes
 // applied and writes them back, the others touch only metadata and

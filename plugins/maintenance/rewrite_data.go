@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
@@ -66,7 +67,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		return out, fmt.Errorf("open file IO: %w", err)
 	}
 	rw := &rewriter{env: env, sel: sel, planned: tbl, fs: fs, target: target, reserved: map[string]bool{}}
-	if env.s.partialProgress && !env.forced {
+	if env.s.partialProgress && !env.forced && sel.strategy == strategyTiered {
 		rw.replanEvery = env.s.replanInterval
 	}
 	first, err := rw.wave(tbl, groups, env.s.maxCommits)
@@ -77,6 +78,13 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 
 	out.filesAfter = out.filesBefore - int64(rw.removedFiles) + int64(rw.addedFiles)
 	out.bytesAfter = out.bytesBefore - rw.removedBytes + rw.addedBytes
+	if rw.replannedGroups > 0 {
+		// Re-plans rewrote files that arrived after the count before:
+		// count the table as the run leaves it.
+		if files, bytes, err := liveTotals(ctx, env.cat, tbl.Identifier()); err == nil {
+			out.filesAfter, out.bytesAfter = files, bytes
+		}
+	}
 	out.detail = fmt.Sprintf("%s: rewrote %d file(s) (%s) into %d (%s) in %d of %d partition group(s), %d commit(s), %d conflict retr%s",
 		sel.strategy, rw.removedFiles, bytesIEC(rw.removedBytes), rw.addedFiles, bytesIEC(rw.addedBytes),
 		rw.committedGroups, len(groups)+rw.replannedGroups, rw.commits, rw.retries, plural(rw.retries, "y", "ies"))
@@ -123,6 +131,23 @@ func planGroups(ctx context.Context, s settings, sel selection, tbl *table.Table
 	}
 	groups, put = sel.withinBudget(sel.plan(kept, specsByID(tbl.Metadata())))
 	return groups, put, skipped, nil
+}
+
+// liveTotals counts the live data files of a table and their bytes.
+func liveTotals(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (files, bytes int64, err error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return 0, 0, err
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, t := range tasks {
+		files++
+		bytes += t.File.FileSizeBytes()
+	}
+	return files, bytes, nil
 }
 
 // executeGroup reads a group's files and writes them back at the target
@@ -201,7 +226,8 @@ func (rw *rewriter) wave(tbl *table.Table, groups []table.CompactionTaskGroup, c
 
 // run rewrites the jobs smallest first, up to max-concurrent-groups at
 // once (each next one starts as soon as one ends, so a big group does not
-// hold back the small ones behind it), and commits them: with partial
+// hold back the small ones behind it; re-planned groups have one more
+// slot), and commits them: with partial
 // progress each wave in up to partial-progress.max-commits commits, each
 // as soon as its share is done; all together at the end without.
 //
@@ -226,11 +252,24 @@ func (rw *rewriter) run(ctx context.Context, queue []job) error {
 	bySize := func(a, b job) int { return cmp.Compare(a.g.TotalSizeBytes, b.g.TotalSizeBytes) }
 	slices.SortStableFunc(queue, bySize)
 	var wg sync.WaitGroup
+	// next is the index of the smallest job that may start now: any job
+	// when a slot is free; a re-planned one in one slot beyond them, so
+	// the newest files are merged while the first plan's biggest groups
+	// hold every slot.
+	next := func() int {
+		for i, j := range queue {
+			if running < slots || (running == slots && j.w != first) {
+				return i
+			}
+		}
+		return -1
+	}
 	for {
 		stop := rw.stopping(ctx)
-		for ; running < slots && len(queue) > 0 && !stop; running++ {
-			j := queue[0]
-			queue = queue[1:]
+		for i := next(); i >= 0 && !stop; i = next() {
+			j := queue[i]
+			queue = slices.Delete(queue, i, i+1)
+			running++
 			wg.Go(func() {
 				rw.execute(ctx, j)
 				ended <- struct{}{}
@@ -310,26 +349,35 @@ func (rw *rewriter) execute(ctx context.Context, j job) {
 	}
 }
 
-// replan plans the table as it is now, leaving out the run's files, and
-// returns the new groups as one wave committed at once. A failed look is
+// replan plans the table as it is now, leaving out the run's files, in
+// quick groups (the newest files and the smallest tiers), and returns
+// them as one wave committed at once. A failed look is
 // logged and left to the next tick: the run's own groups go on.
 func (rw *rewriter) replan(ctx context.Context) []job {
-	fresh, err := rw.env.cat.LoadTable(ctx, rw.planned.Identifier())
-	if err == nil {
-		var groups []table.CompactionTaskGroup
-		if groups, _, _, err = planGroups(ctx, rw.env.s, rw.sel, fresh, rw.reserved, time.Now()); err == nil && len(groups) > 0 {
-			var jobs []job
-			if jobs, err = rw.wave(fresh, groups, 1); err == nil {
-				rw.replans++
-				rw.replannedGroups += len(groups)
-				return jobs
-			}
+	failed := func(err error) []job {
+		if ctx.Err() == nil {
+			rw.env.log.Debug("cannot re-plan while the run lasts; the next tick tries again", "table", rw.planned.Identifier(), "error", err)
 		}
+		return nil
 	}
-	if err != nil && ctx.Err() == nil {
-		rw.env.log.Debug("cannot re-plan while the run lasts; the next tick tries again", "table", rw.planned.Identifier(), "error", err)
+	fresh, err := rw.env.cat.LoadTable(ctx, rw.planned.Identifier())
+	if err != nil {
+		return failed(err)
 	}
-	return nil
+	groups, _, _, err := planGroups(ctx, rw.env.s, rw.sel.quick(), fresh, rw.reserved, time.Now())
+	if err != nil {
+		return failed(err)
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	jobs, err := rw.wave(fresh, groups, 1)
+	if err != nil {
+		return failed(err)
+	}
+	rw.replans++
+	rw.replannedGroups += len(groups)
+	return jobs
 }
 
 // commit commits results as one replace snapshot, re-applying it on a

@@ -239,8 +239,9 @@ func parquetCodec(t testing.TB, location string) string {
 }
 
 // TestReplanMergesArrivals: files committed while a run's group is still
-// being rewritten are merged by the same run, in a group of their own, when
-// replan-interval is on; with it off they wait for the next run.
+// being rewritten are merged by the same run, in groups of their own that
+// start while the first group holds the only slot, when replan-interval is
+// on; with it off they wait for the next run.
 func TestReplanMergesArrivals(t *testing.T) {
 	for _, tc := range []struct {
 		replan    string
@@ -267,7 +268,7 @@ func TestReplanMergesArrivals(t *testing.T) {
 				case 1:
 					close(started)
 					<-release
-				case 3: // the first plan had two groups
+				case 2: // a re-planned group, while the only slot is held
 					close(replanned)
 				}
 				return orig(ctx, tbl, g, opts...)
@@ -294,14 +295,20 @@ func TestReplanMergesArrivals(t *testing.T) {
 				// 4: a re-plan takes a partition's arrivals only once all
 				// four are in, whatever the timing.
 				"maintenance.rewrite-data-files.min-input-files", "4",
-				"maintenance.rewrite-data-files.max-concurrent-groups", "2",
+				// One slot, held by the first group: a re-planned group
+				// starts in the extra slot.
+				"maintenance.rewrite-data-files.max-concurrent-groups", "1",
 				"maintenance.rewrite-data-files.replan-interval.ms", tc.replan)...))
 			runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData)
 			if len(runs) != 1 {
 				t.Fatalf("runs = %+v; want one", runs)
 			}
 			t.Logf("%s", runs[0].Detail)
-			if got := shape(t, cat, "db.events").MaxPartitionFiles; got != tc.wantFiles {
+			sh := shape(t, cat, "db.events")
+			if tc.replan != "0" && runs[0].FilesAfter != sh.DataFiles {
+				t.Fatalf("the run reports %d files after; the table holds %d", runs[0].FilesAfter, sh.DataFiles)
+			}
+			if got := sh.MaxPartitionFiles; got != tc.wantFiles {
 				t.Fatalf("fullest partition holds %d files after the run; want %d", got, tc.wantFiles)
 			}
 			if replans := strings.Contains(runs[0].Detail, "re-plan"); replans != (tc.replan != "0") {

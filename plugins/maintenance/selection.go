@@ -65,6 +65,20 @@ func selectionFor(s settings, target int64, forced bool) selection {
 	return sel
 }
 
+// quickShare is the share of the target a re-planned group may hold (8 MiB
+// of 128 MiB): a re-plan merges what arrived while the run's own groups
+// were rewritten, and must not start a tier's big merge of its own, which
+// would keep the run going while more files arrive.
+const quickShare = 16
+
+// quick is sel for a re-plan: groups of at most 1/quickShare of the
+// target.
+func (sel selection) quick() selection {
+	q := sel
+	q.target = max(sel.target/quickShare, 1)
+	return q
+}
+
 // deferred is what a run's budget put off: groups left whole for later
 // runs, and groups cut to their smallest files, with the bytes they
 // kept out of the run.

@@ -120,6 +120,23 @@ func TestTieredTake(t *testing.T) {
 	}
 }
 
+// TestQuickTakesTheSmallTiers: a re-plan's selection stops its tiered
+// pick at 1/16 of the target, so it merges the newest files and the small
+// tiers, never a big tier merge of its own.
+func TestQuickTakesTheSmallTiers(t *testing.T) {
+	sel := selection{strategy: strategyTiered, target: 1600, done: 1200, ratio: 2, minInput: 3}
+	sizes := []int64{10, 10, 10, 30, 80, 250} // the full pick takes all: 390 ≤ 1600
+	if got := sel.tieredTake(sizes); got != 6 {
+		t.Fatalf("full pick takes %d; want 6", got)
+	}
+	if got := sel.quick().tieredTake(sizes); got != 4 { // 60 ≤ 100; 140 is past it
+		t.Fatalf("quick pick takes %d; want 4", got)
+	}
+	if q := sel.quick(); q.done != sel.done || q.minInput != sel.minInput {
+		t.Fatalf("quick changed more than the target: %+v", q)
+	}
+}
+
 // TestTieredCompactionStreaming: 200 floe commits to 2 partitions, a
 // maintenance cycle after every second one with the default (tiered)
 // strategy. Each partition keeps few files all along, the rows are the
