@@ -74,8 +74,9 @@
 // while each partition gains a file a second. For the same reason a run
 // plans the table again every replan-interval (1 s) while its first
 // plan's groups are rewritten, leaving its own files out, and merges the
-// files that arrived meanwhile in groups of their own, ahead of bigger
-// groups still waiting.
+// files that arrived meanwhile in quick groups of their own (at most
+// 1/16 of the target), ahead of bigger groups still waiting and in one
+// slot beyond max-concurrent-groups.
 //
 // None of them changes a row: compaction reads rows with their deletes
 // applied and writes them back, the others touch only metadata and

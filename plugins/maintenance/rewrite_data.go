@@ -227,16 +227,16 @@ func (rw *rewriter) wave(tbl *table.Table, groups []table.CompactionTaskGroup, c
 // run rewrites the jobs smallest first, up to max-concurrent-groups at
 // once (each next one starts as soon as one ends, so a big group does not
 // hold back the small ones behind it; re-planned groups have one more
-// slot), and commits them: with partial
-// progress each wave in up to partial-progress.max-commits commits, each
-// as soon as its share is done; all together at the end without.
+// slot), and commits them: with partial progress each wave in up to
+// partial-progress.max-commits commits, each as soon as its share is
+// done; all together at the end without.
 //
 // While the first plan's groups run, the table is planned again every
 // replan interval, leaving out the run's files: at 1 s commits a tier's
 // big merges take seconds, and every partition gains a file a second
-// meanwhile. Those new files are merged in their own, smaller groups,
-// which go ahead of bigger ones still waiting. Re-plans stop with the
-// first plan's last group, so a run ends.
+// meanwhile. Those new files are merged in quick groups of their own
+// (selection.quick), which go ahead of bigger ones still waiting.
+// Re-plans stop with the first plan's last group, so a run ends.
 func (rw *rewriter) run(ctx context.Context, queue []job) error {
 	first := queue[0].w
 	all := []*wave{first}
