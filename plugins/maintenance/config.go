@@ -175,7 +175,7 @@ func Spec() sdk.Spec {
 			Default("zstd:1").Check(func(v string) error { _, err := parseCompression(v); return err }).InGroup(taskRewriteData),
 		sdk.Duration(keyReplanInterval).
 			Describe("While a run's groups are being rewritten, plan the table again this often and merge the files that arrived since (the run's own files left out) in groups of their own, of at most 1/16 of the target size (the newest files and the smallest tiers), which go ahead of bigger groups still waiting and may start in one slot beyond max-concurrent-groups. At 1 s commits a tier's big merges take seconds and every partition gains a file a second meanwhile; this keeps those files from piling up until the next run. Re-plans stop when the run's first plan is done, so a run still ends. 0 plans once per run; a forced run, a run without partial progress and the bin-pack strategy plan once.").
-			Default("1000").Check(atLeast(0)).InGroup(taskRewriteData),
+			Default("1000").Check(offOrAtLeast(100*time.Millisecond)).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").
 			Default("0").Check(atLeast(0)).InGroup(taskRewriteData),
@@ -245,6 +245,17 @@ func atLeast(min time.Duration) func(string) error {
 		d, err := sdk.ParseDuration(v)
 		if err == nil && d < min {
 			return fmt.Errorf("must be at least %s", min)
+		}
+		return nil
+	}
+}
+
+// offOrAtLeast accepts 0 (off) or a duration of at least min.
+func offOrAtLeast(min time.Duration) func(string) error {
+	return func(v string) error {
+		d, err := sdk.ParseDuration(v)
+		if err == nil && d != 0 && d < min {
+			return fmt.Errorf("must be 0 (off) or at least %s", min)
 		}
 		return nil
 	}

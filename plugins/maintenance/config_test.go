@@ -63,6 +63,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		keySizeRatio:                                             "0",
 		keyTables:                                                "orders",
 		keyIntermediateCompression:                               "zstd:99",
+		keyReplanInterval:                                        "10ms",
 	} {
 		_, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", key: val}))
 		if err == nil || !strings.Contains(err.Error(), key) {
