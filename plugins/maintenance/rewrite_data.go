@@ -66,7 +66,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("open file IO: %w", err)
 	}
-	rw := &rewriter{env: env, sel: sel, planned: tbl, fs: fs, target: target, reserved: map[string]bool{}}
+	rw := &rewriter{env: env, sel: sel, planned: tbl, fs: fs, reserved: map[string]bool{}}
 	if env.s.partialProgress && !env.forced && sel.strategy == strategyTiered {
 		rw.replanEvery = env.s.replanInterval
 	}
@@ -160,7 +160,6 @@ type rewriter struct {
 	sel     selection
 	planned *table.Table
 	fs      iceio.IO
-	target  int64
 	// replanEvery is how often the run looks at the table again while
 	// its first plan's groups are still being rewritten (0: never).
 	replanEvery time.Duration
@@ -326,7 +325,7 @@ func (rw *rewriter) stopping(ctx context.Context) bool {
 // execute rewrites one job's group and books its result in its wave,
 // committing the wave's batch when it is complete.
 func (rw *rewriter) execute(ctx context.Context, j job) {
-	res, err := executeGroup(ctx, j.tbl, j.g, table.WithCompactionTargetFileSize(rw.target))
+	res, err := executeGroup(ctx, j.tbl, j.g, table.WithCompactionTargetFileSize(rw.sel.target))
 	if err != nil {
 		rw.discard([]table.CompactionGroupResult{res})
 	}
