@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // plugin beside a connector that commits every 300 ms: compaction must
 // run (REST's table report lists it), shrink the number of data files,
 // and leave the table exactly as ingestion made it: each generated record
-// once, with its values, read alike by PyIceberg and DuckDB.
+// once, with its values, read alike by PyIceberg and DuckDB. Files of
+// 32 KiB or more are joined by copying their row groups, so the readers
+// also read files written that way.
 func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"),
 		harness.Plugin("iceberg"), harness.Plugin("iceberg-maintenance"), harness.Readers)
@@ -32,19 +35,20 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 		"iceberg.tables":               table,
 		"maintenance":                  "iceberg-maintenance",
 		"maintenance.poll.interval.ms": "1000",
-		"maintenance.rewrite-data-files.trigger.data-file-count": "8",
-		"maintenance.rewrite-data-files.min-interval.ms":         "1000",
+		"maintenance.rewrite-data-files.trigger.data-file-count":        "8",
+		"maintenance.rewrite-data-files.min-interval.ms":                "1000",
+		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes": "32768",
 	}}
 	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
 	f.WaitStatus(ctx, name, "connector RUNNING", false, harness.ConnectorStatus.Running)
 
-	f.WaitFor(ctx, "three successful rewrite-data-files runs in GET tables", func(ctx context.Context) (bool, string, error) {
+	f.WaitFor(ctx, "three successful rewrite-data-files runs in GET tables, one that copied row groups", func(ctx context.Context) (bool, string, error) {
 		rep, err := f.API.Tables(ctx, name)
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		runs, _ := rep["maintenance_runs"].([]any)
-		ok, last := 0, ""
+		ok, copied, last := 0, 0, ""
 		for _, r := range runs {
 			run, _ := r.(map[string]any)
 			if run["task"] != "rewrite-data-files" {
@@ -55,8 +59,11 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 			}
 			ok++
 			last = fmt.Sprint(run["detail"])
+			if strings.Contains(last, "copied the row groups") {
+				copied++
+			}
 		}
-		return ok >= 3, fmt.Sprintf("%d runs; last: %s", ok, last), nil
+		return ok >= 3 && copied >= 1, fmt.Sprintf("%d runs, %d copied row groups; last: %s", ok, copied, last), nil
 	})
 	f.Stop()
 

@@ -64,6 +64,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		keyTables:                                                "orders",
 		keyIntermediateCompression:                               "zstd:99",
 		keyReplanInterval:                                        "10ms",
+		keyCopyRowGroups:                                         "-1",
 	} {
 		_, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", key: val}))
 		if err == nil || !strings.Contains(err.Error(), key) {

@@ -76,11 +76,17 @@
 // plan's groups are rewritten, leaving its own files out, and merges the
 // files that arrived meanwhile in quick groups of their own (at most
 // 1/16 of the target), ahead of bigger groups still waiting and in one
-// slot beyond max-concurrent-groups.
+// slot beyond max-concurrent-groups. With copy-row-groups.min-file-bytes
+// set (off by default), a group rewrites only its files under that size;
+// the row groups of its bigger ones, which an earlier merge wrote, are
+// copied after them byte for byte (copy_row_groups.go, package stitch),
+// so a tier's merge costs about a copy of its bytes, at the price of a
+// row group per merge; the merge that finishes a file (75 % of the
+// target) rewrites it whole.
 //
 // None of them changes a row: compaction reads rows with their deletes
-// applied and writes them back, the others touch only metadata and
-// unreferenced files.
+// applied and writes them back (or copies row groups of files with no
+// deletes), the others touch only metadata and unreferenced files.
 //
 // Every commit retries around ingestion: a commit that finds the branch
 // moved is replayed by iceberg-go on the fresh head right after the next

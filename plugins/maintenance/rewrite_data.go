@@ -91,6 +91,9 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	if rw.replannedGroups > 0 {
 		out.detail += fmt.Sprintf("; %d of the groups planned by %d re-plan(s) while the run lasted", rw.replannedGroups, rw.replans)
 	}
+	if rw.copiedGroups > 0 {
+		out.detail += fmt.Sprintf("; %d group(s) copied the row groups of their files of %s or more (%s) instead of rewriting them", rw.copiedGroups, bytesIEC(env.s.copyRowGroupsMin), bytesIEC(rw.copiedBytes))
+	}
 	if rw.droppedGroups > 0 {
 		out.detail += fmt.Sprintf("; %d group(s) dropped: a concurrent rewrite replaced their files", rw.droppedGroups)
 	}
@@ -177,6 +180,9 @@ type rewriter struct {
 	committedGroups, commits int
 	retries, droppedGroups   int
 	errs                     []error
+	// Groups whose big files' row groups were copied, and their bytes.
+	copiedGroups int
+	copiedBytes  int64
 }
 
 // job is one partition group to rewrite and the view of the table it is
@@ -325,7 +331,7 @@ func (rw *rewriter) stopping(ctx context.Context) bool {
 // execute rewrites one job's group and books its result in its wave,
 // committing the wave's batch when it is complete.
 func (rw *rewriter) execute(ctx context.Context, j job) {
-	res, err := executeGroup(ctx, j.tbl, j.g, table.WithCompactionTargetFileSize(rw.sel.target))
+	res, err := rw.rewriteGroup(ctx, j)
 	if err != nil {
 		rw.discard([]table.CompactionGroupResult{res})
 	}

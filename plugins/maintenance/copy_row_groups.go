@@ -1,0 +1,203 @@
+package maintenance
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+	"github.com/hamba/avro/v2"
+
+	"github.com/floehq/floe/plugins/maintenance/stitch"
+)
+
+// A tier's merge spends nearly all its time decoding and compressing
+// again the rows of files that an earlier merge already wrote at a good
+// size. rewriteGroup copies those files' row groups as they are and
+// rewrites only the group's small files, the way parquet-mr's
+// appendRowGroups joins files. The file that finally reaches the done
+// size is rewritten whole, so finished files hold full row groups.
+
+// rewriteGroup rewrites one job's group into one file (or more, at the
+// target size, when nothing can be copied).
+func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGroupResult, error) {
+	opts := table.WithCompactionTargetFileSize(rw.sel.target)
+	small, big := rw.splitForCopy(j)
+	if len(big) == 0 || len(big)+min(len(small), 1) < 2 {
+		// Nothing to copy, or nothing to join it with.
+		return executeGroup(ctx, j.tbl, j.g, opts)
+	}
+
+	var parts []string
+	var scratch table.CompactionGroupResult
+	if len(small) > 0 {
+		g := table.CompactionTaskGroup{PartitionKey: j.g.PartitionKey, Tasks: small}
+		for _, t := range small {
+			g.TotalSizeBytes += t.File.FileSizeBytes()
+		}
+		var err error
+		if scratch, err = executeGroup(ctx, j.tbl, g, opts); err != nil {
+			return scratch, err
+		}
+		for _, df := range scratch.NewDataFiles {
+			parts = append(parts, df.FilePath())
+		}
+	}
+	// The small files' rewrite is only an input of the join.
+	defer rw.discard([]table.CompactionGroupResult{scratch})
+	for _, t := range big {
+		parts = append(parts, t.File.FilePath())
+	}
+
+	df, err := rw.join(ctx, j, parts)
+	if errors.Is(err, stitch.ErrIncompatible) {
+		rw.env.log.Debug("rewriting the group's files instead of copying their row groups", "table", rw.planned.Identifier(), "partition", partitionLabel(j.g.PartitionKey), "reason", err)
+		return executeGroup(ctx, j.tbl, j.g, opts)
+	}
+	if err != nil {
+		return table.CompactionGroupResult{}, err
+	}
+	rw.mu.Lock()
+	rw.copiedGroups++
+	for _, t := range big {
+		rw.copiedBytes += t.File.FileSizeBytes()
+	}
+	rw.mu.Unlock()
+
+	old := make([]iceberg.DataFile, len(j.g.Tasks))
+	for i, t := range j.g.Tasks {
+		old[i] = t.File
+	}
+	return table.CompactionGroupResult{
+		PartitionKey:        j.g.PartitionKey,
+		OldDataFiles:        old,
+		NewDataFiles:        []iceberg.DataFile{df},
+		SafePosDeletes:      table.CollectSafePositionDeletes(j.g.Tasks),
+		SafeDeletionVectors: table.CollectSafeDeletionVectors(j.g.Tasks),
+		BytesBefore:         j.g.TotalSizeBytes,
+		BytesAfter:          df.FileSizeBytes(),
+	}, nil
+}
+
+// splitForCopy splits a job's files into those whose row groups are
+// copied (whole Parquet files of at least copy-row-groups.min-file-bytes
+// with no deletes to apply) and those rewritten. Everything is rewritten
+// by a group whose output is a finished file (at the done size, never
+// merged again: it gets the table's codec and full row groups, which
+// queries read fastest), by a forced run (a full compaction) and on a v3
+// table (row lineage is written with the rows).
+func (rw *rewriter) splitForCopy(j job) (small, big []table.FileScanTask) {
+	least := rw.env.s.copyRowGroupsMin
+	if least <= 0 || rw.env.forced || j.g.TotalSizeBytes >= rw.sel.done || j.tbl.Metadata().Version() >= 3 {
+		return j.g.Tasks, nil
+	}
+	for _, t := range j.g.Tasks {
+		f := t.File
+		whole := t.Start == 0 && (t.Length == 0 || t.Length == f.FileSizeBytes())
+		clean := len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) == 0
+		if f.FileFormat() == iceberg.ParquetFile && whole && clean && f.FileSizeBytes() >= least {
+			big = append(big, t)
+		} else {
+			small = append(small, t)
+		}
+	}
+	return small, big
+}
+
+// join writes the row groups of parts into a new file beside the first
+// and describes it for the table: same spec and partition as the group's
+// files, statistics read from its footer.
+func (rw *rewriter) join(ctx context.Context, j job, parts []string) (iceberg.DataFile, error) {
+	wfs, ok := rw.fs.(iceio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("%w: the table's file IO cannot write", stitch.ErrIncompatible)
+	}
+	first := parts[0]
+	path := first[:strings.LastIndex(first, "/")+1] + uuid.NewString() + "-joined.parquet"
+
+	srcs := make([]stitch.Source, 0, len(parts))
+	for _, p := range parts {
+		f, err := rw.fs.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", p, err)
+		}
+		defer f.Close()
+		srcs = append(srcs, stitch.Source{Name: p, R: f})
+	}
+
+	w, err := wfs.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	_, err = stitch.Files(bw, srcs)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		var df iceberg.DataFile
+		if df, err = describeJoined(ctx, j.tbl, rw.fs, path, j.g.Tasks[0].File); err == nil {
+			return df, nil
+		}
+	}
+	if rerr := wfs.Remove(path); rerr != nil {
+		rw.env.log.Debug("cannot delete an unfinished joined file; orphan cleanup will", "file", path, "error", rerr)
+	}
+	return nil, err
+}
+
+// describeJoined is the data file at path, in like's spec and partition:
+// its counts and bounds come from its footer (iceberg-go reads them as it
+// does for add_files, which cannot itself infer a bucket's value).
+func describeJoined(ctx context.Context, tbl *table.Table, fs iceio.IO, path string, like iceberg.DataFile) (iceberg.DataFile, error) {
+	stats, err := table.FileToDataFile(ctx, fs, path, tbl.Schema(), *iceberg.UnpartitionedSpec, 0, tbl.Properties())
+	if err != nil {
+		return nil, fmt.Errorf("%w: read back %s: %v", stitch.ErrIncompatible, path, err)
+	}
+	spec := tbl.Metadata().PartitionSpecByID(int(like.SpecID()))
+	if spec == nil {
+		return nil, fmt.Errorf("the table has no partition spec %d for %s", like.SpecID(), like.FilePath())
+	}
+	b, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, path, iceberg.ParquetFile,
+		like.Partition(), partitionLogicalTypes(*spec, tbl.Schema()), nil, stats.Count(), stats.FileSizeBytes())
+	if err != nil {
+		return nil, err
+	}
+	b.ColumnSizes(stats.ColumnSizes()).ValueCounts(stats.ValueCounts()).NullValueCounts(stats.NullValueCounts()).
+		NaNValueCounts(stats.NaNValueCounts()).LowerBoundValues(stats.LowerBoundValues()).UpperBoundValues(stats.UpperBoundValues()).
+		SplitOffsets(stats.SplitOffsets())
+	return b.Build(), nil
+}
+
+// partitionLogicalTypes are the Avro logical types of spec's partition
+// values, which manifests write them with (as iceberg-go's writer does).
+func partitionLogicalTypes(spec iceberg.PartitionSpec, schema *iceberg.Schema) map[int]string {
+	types := map[int]string{}
+	for _, f := range spec.Fields() {
+		src, ok := schema.FindFieldByID(f.SourceID())
+		if !ok {
+			continue
+		}
+		switch f.Transform.ResultType(src.Type).(type) {
+		case iceberg.DateType:
+			types[f.FieldID] = string(avro.Date)
+		case iceberg.TimeType:
+			types[f.FieldID] = string(avro.TimeMicros)
+		case iceberg.TimestampType, iceberg.TimestampTzType:
+			types[f.FieldID] = string(avro.TimestampMicros)
+		case iceberg.DecimalType:
+			types[f.FieldID] = string(avro.Decimal)
+		case iceberg.UUIDType:
+			types[f.FieldID] = string(avro.UUID)
+		}
+	}
+	return types
+}

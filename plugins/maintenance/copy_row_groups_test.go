@@ -1,0 +1,145 @@
+package maintenance
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// rowGroupsOf is the number of row groups of a local Parquet file.
+func rowGroupsOf(t testing.TB, location string) int {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(strings.TrimPrefix(location, "file://"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	return rdr.NumRowGroups()
+}
+
+// planTasks are the scan tasks of the table's live data files.
+func planTasks(t testing.TB, cat catalog.Catalog, name string) []table.FileScanTask {
+	t.Helper()
+	tasks, err := loadTable(t, cat, name).Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
+// TestCopyRowGroupsJoinsBigFiles: a tier merge that takes a file an
+// earlier run wrote copies that file's row group into its output and
+// rewrites only the new small files; the table keeps every row once, and
+// the new file's bounds and partition are right (a filtered scan prunes
+// with them). A merge that finishes a file, and a forced run, rewrite
+// everything into one row group.
+func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.catalog(t)
+	createTable(t, cat, "db.events", sinkTableProps)
+	w := newWriter(cat, "db.events", "orders")
+	commitIDs := func(from, commits, per int64) {
+		for c := range commits {
+			if err := w.commit(context.Background(), rowsFor(from+c*per, int(per), 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	commitIDs(0, 10, 50)
+	tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		"maintenance.rewrite-data-files.min-interval.ms", "0",
+		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes", "2048")...))
+
+	// The first run's inputs are all small: nothing to copy.
+	runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData)
+	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
+		t.Fatalf("first run = %+v; want one rewrite into one file, nothing copied", runs)
+	}
+	merged := liveFiles(t, cat, "db.events")[0]
+	if rowGroupsOf(t, merged) != 1 {
+		t.Fatalf("the first run's file has %d row groups, want 1", rowGroupsOf(t, merged))
+	}
+	if mergedSize := planTasks(t, cat, "db.events")[0].File.FileSizeBytes(); mergedSize < 2048 {
+		t.Fatalf("the first run's file is %d bytes, under the 2048 the test copies from", mergedSize)
+	}
+
+	// Eight new small files (the trigger's count), together big enough
+	// to take the merged one.
+	commitIDs(500, 8, 50)
+	runs = runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData)
+	if len(runs) != 1 || runs[0].FilesAfter != 1 {
+		t.Fatalf("second run = %+v; want one leaving one file", runs)
+	}
+	if !strings.Contains(runs[0].Detail, "1 group(s) copied the row groups") {
+		t.Fatalf("second run's detail %q; want the merged file's row groups copied", runs[0].Detail)
+	}
+	joined := liveFiles(t, cat, "db.events")[0]
+	if got := rowGroupsOf(t, joined); got != 2 {
+		t.Fatalf("the joined file has %d row groups, want 2 (the small files' rewrite, the copied one)", got)
+	}
+	scan(t, cat, "db.events").checkExactly(t, 900)
+
+	tasks := planTasks(t, cat, "db.events")
+	df := tasks[0].File
+	if df.Count() != 900 || df.Partition()[1000] != "p0" {
+		t.Fatalf("joined data file: %d rows, partition %v; want 900 rows in part=p0", df.Count(), df.Partition())
+	}
+	lo, err := iceberg.LiteralFromBytes(iceberg.PrimitiveTypes.Int64, df.LowerBoundValues()[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi, err := iceberg.LiteralFromBytes(iceberg.PrimitiveTypes.Int64, df.UpperBoundValues()[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo.String() != "0" || hi.String() != "899" {
+		t.Fatalf("id bounds [%s, %s], want [0, 899]", lo, hi)
+	}
+	pruned, err := loadTable(t, cat, "db.events").Scan(table.WithRowFilter(iceberg.GreaterThanEqual(iceberg.Reference("id"), int64(900)))).PlanFiles(context.Background())
+	if err != nil || len(pruned) != 0 {
+		t.Fatalf("a scan for id ≥ 900 plans %d file(s) (%v); the bounds should prune the joined file", len(pruned), err)
+	}
+	n, err := loadTable(t, cat, "db.events").Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference("part"), "p0"))).PlanFiles(context.Background())
+	if err != nil || len(n) != 1 {
+		t.Fatalf("a scan for part = p0 plans %d file(s) (%v); want the joined file", len(n), err)
+	}
+
+	// A merge whose output is a finished file (the target is the table's
+	// bytes, so the group reaches 75 % of it) rewrites it whole.
+	commitIDs(900, 8, 50)
+	var total int64
+	for _, task := range planTasks(t, cat, "db.events") {
+		total += task.File.FileSizeBytes()
+	}
+	finishing := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		"maintenance.rewrite-data-files.min-interval.ms", "0",
+		"maintenance.rewrite-data-files.target-file-size-bytes", strconv.FormatInt(max(total, 1024), 10),
+		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes", "2048")...))
+	runs = runsOf(cycle(t, finishing, sdk.CycleRequest{}).Runs, taskRewriteData)
+	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
+		t.Fatalf("finishing run = %+v; want a rewrite into one file, nothing copied", runs)
+	}
+	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
+		t.Fatalf("the finished file has %d row groups, want 1", got)
+	}
+	scan(t, cat, "db.events").checkExactly(t, 1300)
+
+	// A forced run is a full compaction: rewritten, one row group.
+	commitIDs(1300, 8, 50)
+	runs = runsOf(cycle(t, tk, sdk.CycleRequest{Force: []string{taskRewriteData}}).Runs, taskRewriteData)
+	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
+		t.Fatalf("forced run = %+v; want a rewrite into one file, nothing copied", runs)
+	}
+	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
+		t.Fatalf("the forced run's file has %d row groups, want 1", got)
+	}
+	scan(t, cat, "db.events").checkExactly(t, 1700)
+}
