@@ -297,7 +297,11 @@ func maintenanceRun(t *T, env harness.Env, o Options, with bool) maintRun {
 			s.Compactions, _ = compactions(ctx, run)
 		}
 		res.Samples = append(res.Samples, s)
-		t.Logf("%s t=%s: %d data files, fullest partition %d, %d manifests, %d compactions", prefix, s.T.Round(time.Second), s.DataFiles, s.MaxPerPart, s.Manifests, s.Compactions)
+		sizes := ""
+		if with {
+			sizes = " (MiB: " + f.FullestSizes() + ")"
+		}
+		t.Logf("%s t=%s: %d data files, fullest partition %d%s, %d manifests, %d compactions", prefix, s.T.Round(time.Second), s.DataFiles, s.MaxPerPart, sizes, s.Manifests, s.Compactions)
 	}
 	end := first.At.Add(o.MaintDuration)
 	next := first.At

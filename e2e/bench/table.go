@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +71,8 @@ type Files struct {
 	// PerPartition counts live data files per partition (the partition
 	// tuple printed as field-id=value pairs; "" when unpartitioned).
 	PerPartition map[string]int
+	// Sizes are the live data files' sizes per partition.
+	Sizes map[string][]int64
 	// MetadataBytes is the size of the current metadata.json.
 	MetadataBytes int64
 }
@@ -82,6 +86,24 @@ func (f Files) MaxPerPartition() int {
 	return m
 }
 
+// FullestSizes lists the fullest partition's file sizes in MiB, biggest
+// first: which tiers and arrivals make up its count.
+func (f Files) FullestSizes() string {
+	var fullest []int64
+	for _, sizes := range f.Sizes {
+		if len(sizes) > len(fullest) {
+			fullest = sizes
+		}
+	}
+	fullest = slices.Clone(fullest)
+	slices.SortFunc(fullest, func(a, b int64) int { return cmp.Compare(b, a) })
+	parts := make([]string, len(fullest))
+	for i, n := range fullest {
+		parts[i] = strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64)
+	}
+	return strings.Join(parts, " ")
+}
+
 // MeanPerPartition is the mean file count over partitions with files.
 func (f Files) MeanPerPartition() float64 {
 	if len(f.PerPartition) == 0 {
@@ -92,7 +114,7 @@ func (f Files) MeanPerPartition() float64 {
 
 // Inspect reads the current snapshot's manifest list and manifests.
 func Inspect(ctx context.Context, tbl *table.Table) (Files, error) {
-	out := Files{PerPartition: map[string]int{}, Snapshots: len(tbl.Metadata().Snapshots())}
+	out := Files{PerPartition: map[string]int{}, Sizes: map[string][]int64{}, Snapshots: len(tbl.Metadata().Snapshots())}
 	if loc := strings.TrimPrefix(tbl.MetadataLocation(), "file://"); loc != "" {
 		if st, err := os.Stat(loc); err == nil {
 			out.MetadataBytes = st.Size()
@@ -123,7 +145,9 @@ func Inspect(ctx context.Context, tbl *table.Table) (Files, error) {
 			out.DataFiles++
 			out.Bytes += df.FileSizeBytes()
 			out.Records += df.Count()
-			out.PerPartition[partitionKey(df.Partition())]++
+			k := partitionKey(df.Partition())
+			out.PerPartition[k]++
+			out.Sizes[k] = append(out.Sizes[k], df.FileSizeBytes())
 		}
 	}
 	return out, nil
