@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -17,12 +16,7 @@ import (
 // rowGroupsOf is the number of row groups of a local Parquet file.
 func rowGroupsOf(t testing.TB, location string) int {
 	t.Helper()
-	rdr, err := file.OpenParquetFile(strings.TrimPrefix(location, "file://"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	return rdr.NumRowGroups()
+	return openParquet(t, location).NumRowGroups()
 }
 
 // planTasks are the scan tasks of the table's live data files.

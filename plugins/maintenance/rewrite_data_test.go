@@ -223,15 +223,21 @@ func liveFiles(t testing.TB, cat catalog.Catalog, name string) []string {
 	return out
 }
 
-// parquetCodec is the codec of a local Parquet file's first column chunk.
-func parquetCodec(t testing.TB, location string) string {
+// openParquet opens a local Parquet file's footer for the test's length.
+func openParquet(t testing.TB, location string) *file.Reader {
 	t.Helper()
 	rdr, err := file.OpenParquetFile(strings.TrimPrefix(location, "file://"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rdr.Close()
-	col, err := rdr.MetaData().RowGroup(0).ColumnChunk(0)
+	t.Cleanup(func() { rdr.Close() })
+	return rdr
+}
+
+// parquetCodec is the codec of a local Parquet file's first column chunk.
+func parquetCodec(t testing.TB, location string) string {
+	t.Helper()
+	col, err := openParquet(t, location).MetaData().RowGroup(0).ColumnChunk(0)
 	if err != nil {
 		t.Fatal(err)
 	}
