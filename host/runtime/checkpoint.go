@@ -162,7 +162,6 @@ func (s *session) commit(cp Checkpoint) error {
 	s.override = nil
 	s.mu.Unlock()
 
-	<-s.pending
 	n := s.c.progress.pending.Add(-1)
 	s.c.metrics.PendingCheckpoints(int(n))
 	s.c.progress.committed(cp.ID, now, records)
@@ -196,6 +195,9 @@ func (s *session) commit(cp Checkpoint) error {
 		}
 	}
 
+	// The token goes back only now: end of input is declared when no
+	// token is out, and by then the stored offsets must be final.
+	<-s.pending
 	s.mu.Lock()
 	if s.eoiFlushed && len(s.pending) == 0 {
 		s.c.progress.endOfInput.Store(true)
