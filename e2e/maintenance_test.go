@@ -65,6 +65,37 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 		}
 		return ok >= 3 && copied >= 1, fmt.Sprintf("%d runs, %d copied row groups; last: %s", ok, copied, last), nil
 	})
+
+	// The runs and the table's health reach the connector's status and
+	// /metrics too (after the cycle that made them returns).
+	on := []string{`connector="` + name + `"`, `table="` + table + `"`}
+	f.WaitFor(ctx, "the status and /metrics counting the compactions", func(ctx context.Context) (bool, string, error) {
+		st, err := f.API.Status(ctx, name)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if st.Floe == nil || st.Floe.Maintenance == nil {
+			return false, "", fmt.Errorf("status has no maintenance summary: %+v", st.Floe)
+		}
+		m := st.Floe.Maintenance
+		if m.Error != "" {
+			return false, "", fmt.Errorf("status says the maintenance plugin is not running: %s", m.Error)
+		}
+		lastRewrite := false
+		for _, r := range m.LastRuns {
+			lastRewrite = lastRewrite || (r.Table == table && r.Task == "rewrite-data-files" && r.Error == "" && r.FilesAfter < r.FilesBefore)
+		}
+		metrics, err := f.API.Metrics(ctx)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		ok, _ := metrics.Sum("floe_maintenance_runs_total", append(on, `task="rewrite-data-files"`, `result="ok"`)...)
+		fullest, haveFullest := metrics.Sum("floe_table_max_partition_data_files", on...)
+		records, haveRecords := metrics.Sum("floe_table_records", on...)
+		state := fmt.Sprintf("status: %d runs, a last compaction that reduced files %v; metrics: %v ok compactions, fullest partition %v, records %v",
+			m.Runs, lastRewrite, ok, fullest, records)
+		return m.Runs >= 3 && lastRewrite && ok >= 3 && haveFullest && fullest >= 1 && haveRecords && records >= 1, state, nil
+	})
 	f.Stop()
 
 	ref := harness.EmbeddedTable(f.DataDir, table)
@@ -107,11 +138,25 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 	res := harness.RunFloe(t, env, "", 2*time.Minute, "table", "describe", table, "--worker", f.WorkerFile, "--json")
 	var desc struct {
 		Files struct {
-			DataFiles int64 `json:"data_files"`
+			DataFiles         int64 `json:"data_files"`
+			MaxPartitionFiles int64 `json:"max_partition_files"`
 		} `json:"files"`
+		Maintenance []struct {
+			Task  string `json:"task"`
+			Error string `json:"error"`
+		} `json:"maintenance_runs"`
 	}
 	if res.Code != 0 || json.Unmarshal([]byte(res.Stdout), &desc) != nil {
 		t.Fatalf("floe table describe: exit %d\n%s", res.Code, res.Output())
+	}
+	described := 0
+	for _, r := range desc.Maintenance {
+		if r.Task == "rewrite-data-files" && r.Error == "" {
+			described++
+		}
+	}
+	if described < 3 || desc.Files.MaxPartitionFiles < 1 {
+		t.Errorf("floe table describe: %d compactions in its maintenance runs (want the 3), fullest partition %d files", described, desc.Files.MaxPartitionFiles)
 	}
 	if files := desc.Files.DataFiles; files >= int64(commits)*2 {
 		t.Errorf("%d data files after %d commits of 2 writers: compaction did not reduce them", files, commits)

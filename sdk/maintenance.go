@@ -48,6 +48,10 @@ type CycleResult struct {
 	Runs []TaskRun
 	// Next is when the plugin wants the next cycle, from now.
 	Next time.Duration
+	// Tables is each table's health as the round left it, when the
+	// plugin measured it anyway (optional): the host's table-health
+	// metrics come from here, so they cost no extra reads.
+	Tables []TableHealth
 }
 
 // TaskRun is one maintenance task's run on one table.
@@ -77,6 +81,11 @@ type TableHealth struct {
 	Manifests     int64
 	MetadataBytes int64
 	LastCommit    time.Time
+	// MaxPartition is the partition with the most data files (its
+	// values as text, "" when unpartitioned) and MaxPartitionFiles
+	// that count: what queries of one partition open.
+	MaxPartition      string
+	MaxPartitionFiles int64
 }
 
 // MaintenanceStatus is the answer to Status.

@@ -66,7 +66,7 @@ func (ms *maintenanceServer) Cycle(ctx context.Context, req *pb.CycleRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return &pb.CycleResponse{Runs: taskRunsToProto(res.Runs), NextCycleMs: res.Next.Milliseconds()}, nil
+	return &pb.CycleResponse{Runs: taskRunsToProto(res.Runs), NextCycleMs: res.Next.Milliseconds(), Tables: tableHealthToProto(res.Tables)}, nil
 }
 
 func (ms *maintenanceServer) Status(ctx context.Context, req *pb.MaintenanceStatusRequest) (*pb.MaintenanceStatusResponse, error) {

@@ -182,6 +182,7 @@ func tableHealthToProto(in []TableHealth) []*pb.TableHealth {
 			SmallFiles: h.SmallFiles, DeleteFiles: h.DeleteFiles, DataBytes: h.DataBytes,
 			Manifests: h.Manifests, MetadataBytes: h.MetadataBytes,
 			LastCommitUnixMs: unixMs(h.LastCommit), Records: h.Records,
+			MaxPartition: h.MaxPartition, MaxPartitionFiles: h.MaxPartitionFiles,
 		}
 	}
 	return out

@@ -74,6 +74,22 @@ type Progress struct {
 	WriterLoad         []float64 `json:"writer_load,omitempty"`
 	PluginRestarts     int64     `json:"plugin_restarts"`
 	EndOfInput         bool      `json:"end_of_input"`
+	// Maintenance is set when the connector has a maintenance plugin.
+	Maintenance *MaintenanceSummary `json:"maintenance,omitempty"`
+}
+
+// MaintenanceSummary is the "maintenance" member of floe's progress.
+type MaintenanceSummary struct {
+	Runs       int64 `json:"runs"`
+	FailedRuns int64 `json:"failed_runs"`
+	LastRuns   []struct {
+		Table       string `json:"table"`
+		Task        string `json:"task"`
+		FilesBefore int64  `json:"files_before"`
+		FilesAfter  int64  `json:"files_after"`
+		Error       string `json:"error"`
+	} `json:"last_runs"`
+	Error string `json:"error"`
 }
 
 // Failed returns the traces of the connector and its tasks that are

@@ -30,6 +30,10 @@ type TableDescription struct {
 	CurrentSnapshotID *int64                `json:"current_snapshot_id"`
 	Snapshots         []SnapshotDescription `json:"snapshots"`
 	Files             FileStats             `json:"files"`
+	// Maintenance holds the maintenance plugin's runs on this table,
+	// oldest first, from the history files under the data dir
+	// (<data.dir>/maintenance/<connector>.jsonl); empty when none.
+	Maintenance []MaintenanceRun `json:"maintenance_runs"`
 }
 
 // SchemaDescription is the current schema.
@@ -89,6 +93,13 @@ type FileStats struct {
 	SmallFiles     int64 `json:"small_files"`
 	SmallFileBytes int64 `json:"small_file_bytes"`
 	Manifests      int64 `json:"manifests"`
+	// Partitions counts the partitions holding data files; MaxPartition
+	// is the one with the most (field=value pairs, "" when
+	// unpartitioned) and MaxPartitionFiles their count: what a query of
+	// one partition opens.
+	Partitions        int64  `json:"partitions"`
+	MaxPartition      string `json:"max_partition"`
+	MaxPartitionFiles int64  `json:"max_partition_files"`
 }
 
 // defaultTargetFileSize is the iceberg sink's default file size; a data
@@ -181,6 +192,7 @@ func describeTable(ctx context.Context, tbl *table.Table, smallBytes int64) (Tab
 			return d, fmt.Errorf("table %s: read manifest list of snapshot %d: %w", d.Table, cur.SnapshotID, err)
 		}
 		d.Files.Manifests = int64(len(manifests))
+		perPartition := map[string]int64{}
 		for _, m := range manifests {
 			for e, err := range m.Entries(fs, true) {
 				if err != nil {
@@ -192,6 +204,7 @@ func describeTable(ctx context.Context, tbl *table.Table, smallBytes int64) (Tab
 					continue
 				}
 				d.Files.DataFiles++
+				perPartition[partitionLabel(md, df)]++
 				d.Files.DataBytes += df.FileSizeBytes()
 				d.Files.Records += df.Count()
 				if df.FileSizeBytes() < smallBytes {
@@ -199,8 +212,37 @@ func describeTable(ctx context.Context, tbl *table.Table, smallBytes int64) (Tab
 				}
 			}
 		}
+		d.Files.Partitions = int64(len(perPartition))
+		for _, k := range slices.Sorted(maps.Keys(perPartition)) {
+			if n := perPartition[k]; n > d.Files.MaxPartitionFiles {
+				d.Files.MaxPartition, d.Files.MaxPartitionFiles = k, n
+			}
+		}
 	}
 	return d, nil
+}
+
+// partitionLabel prints a data file's partition as field=value pairs of
+// its spec ("" when unpartitioned); files of another spec carry its id.
+func partitionLabel(md table.Metadata, df iceberg.DataFile) string {
+	spec := md.PartitionSpecByID(int(df.SpecID()))
+	if spec == nil || spec.NumFields() == 0 {
+		return ""
+	}
+	values := df.Partition()
+	var parts []string
+	for _, f := range spec.Fields() {
+		v := fmt.Sprint(values[f.FieldID])
+		if src, ok := md.CurrentSchema().FindFieldByID(f.SourceID()); ok && values[f.FieldID] != nil {
+			v = f.Transform.ToHumanStrType(src.Type, values[f.FieldID]) // 2026-01-01, not 20454
+		}
+		parts = append(parts, f.Name+"="+v)
+	}
+	label := strings.Join(parts, "/")
+	if def := md.PartitionSpec(); spec.ID() != def.ID() {
+		label = fmt.Sprintf("spec %d: %s", spec.ID(), label)
+	}
+	return label
 }
 
 // describeFields describes columns, nested ones included.
@@ -299,7 +341,12 @@ func printTable(w io.Writer, d TableDescription) {
 	fmt.Fprintf(tw, "  small files\t%s (under %s)\n", group(d.Files.SmallFiles), bytesIEC(d.Files.SmallFileBytes))
 	fmt.Fprintf(tw, "  delete files\t%s\n", group(d.Files.DeleteFiles))
 	fmt.Fprintf(tw, "  manifests\t%s\n", group(d.Files.Manifests))
+	if d.Files.Partitions > 0 && len(d.PartitionSpec.Fields) > 0 {
+		fmt.Fprintf(tw, "  partitions\t%s, the fullest %s with %s data files\n", group(d.Files.Partitions), d.Files.MaxPartition, group(d.Files.MaxPartitionFiles))
+	}
 	_ = tw.Flush()
+
+	printMaintenance(w, d.Maintenance)
 
 	fmt.Fprintf(w, "\nquery it with DuckDB:\n  duckdb -c \"INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM iceberg_scan('%s');\"\n",
 		strings.TrimPrefix(d.MetadataLocation, "file://"))

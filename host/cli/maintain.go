@@ -191,9 +191,7 @@ func printRuns(w io.Writer, cycle int, started time.Time, res sdk.CycleResult, a
 		if r.Error != "" {
 			failed++
 		}
-		runs = append(runs, MaintenanceRun{Table: r.Table, Task: r.Task, Trigger: r.Trigger, Started: r.Started,
-			Duration: r.Duration, FilesBefore: r.FilesBefore, FilesAfter: r.FilesAfter,
-			BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter, Error: r.Error, Detail: r.Detail})
+		runs = append(runs, worker.MaintenanceRunOf(r))
 	}
 	if asJSON {
 		_ = writeJSONLine(w, CycleReport{Cycle: cycle, Started: started.UTC(), Runs: runs, NextMs: res.Next.Milliseconds()})

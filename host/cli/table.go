@@ -126,6 +126,9 @@ func (a *App) runTable(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if d.Maintenance, err = maintenanceHistory(config[keyDataDir], d.Table); err != nil {
+		return err
+	}
 	if o.json {
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")

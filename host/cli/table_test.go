@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,10 +124,47 @@ func TestTableDescribe(t *testing.T) {
 		t.Errorf("properties = %v", d.Properties)
 	}
 
+	// Each of the two appends wrote one file per day.
+	if d.Files.Partitions != 3 || d.Files.MaxPartitionFiles != 2 || d.Files.MaxPartition != "ts_day=2026-01-01" {
+		t.Errorf("partitions = %+v", d.Files)
+	}
+	if d.Maintenance == nil || len(d.Maintenance) != 0 {
+		t.Errorf("maintenance runs without a history: %+v", d.Maintenance)
+	}
+
 	r = runApp(t, tableApp(dir), "table", "describe", "demo.orders", "--data-dir", dir)
 	r.wants(t, 0, []string{"table demo.orders", "metadata", "schema (id 0)", "order_id", "required", "Order identifier.",
 		"    element", "      sku", "partition spec", "ts_day  day(ts)", "properties", "snapshots (2)", "floe.connector=demo-orders",
-		"records", "6", "small files", "iceberg_scan('" + strings.TrimPrefix(d.MetadataLocation, "file://") + "')"}, nil)
+		"records", "6", "small files", "partitions", "3, the fullest ts_day=2026-01-01 with 2 data files", "maintenance: no runs recorded",
+		"iceberg_scan('" + strings.TrimPrefix(d.MetadataLocation, "file://") + "')"}, nil)
+
+	// The maintenance plugin's history files (one per connector) hold
+	// its runs; describe shows this table's, oldest first, without dry
+	// runs and torn lines.
+	history := `{"table":"demo.orders","task":"expire-snapshots","trigger":"interval 10m0s ≥ 10m0s","started":"2026-12-01T10:05:00Z","duration_ms":40,"files_before":120,"files_after":10,"detail":"expired 110 snapshot(s)"}
+{"table":"demo.orders","task":"rewrite-data-files","trigger":"small-file-count 6 ≥ 6","started":"2026-12-01T10:00:00Z","duration_ms":1500,"files_before":57,"files_after":12,"detail":"tiered: rewrote 50 file(s)"}
+{"table":"demo.refunds","task":"rewrite-data-files","started":"2026-12-01T10:01:00Z","duration_ms":10}
+{"table":"demo.orders","task":"rewrite-data-files","started":"2026-12-01T10:02:00Z","dry_run":true}
+{"table":"demo.orders","task":"rewrite-manifests","started":"2026-12-01T10:03:00Z","error":"commit: requirement failed"}
+{"table":"demo.or`
+	if err := os.MkdirAll(filepath.Join(dir, "maintenance"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "maintenance", "demo-orders.jsonl"), []byte(history), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runApp(t, tableApp(dir), "table", "describe", "demo.orders", "--data-dir", dir, "--json")
+	d = TableDescription{}
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if got := d.Maintenance; len(got) != 3 || got[0].Task != "rewrite-data-files" || got[0].FilesBefore != 57 || got[0].FilesAfter != 12 ||
+		got[0].Duration != 1500*time.Millisecond || got[1].Error == "" || got[2].Task != "expire-snapshots" {
+		t.Errorf("maintenance runs = %+v", got)
+	}
+	runApp(t, tableApp(dir), "table", "describe", "demo.orders", "--data-dir", dir).wants(t, 0, []string{
+		"maintenance (the last 3 of 3 runs recorded)", "small-file-count 6 ≥ 6", "1.5s", "57 → 12", "tiered: rewrote 50 file(s)",
+		"FAILED: commit: requirement failed", "expire-snapshots"}, nil)
 
 	runApp(t, tableApp(dir), "table", "describe", "demo.nope", "--data-dir", dir).
 		wants(t, 1, nil, []string{"table demo.nope does not exist", "data dir " + dir, "--data-dir"})

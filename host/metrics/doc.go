@@ -10,7 +10,9 @@
 // # Labels
 //
 // Every series carries the connector name; per-task series add "task",
-// per-writer series add "writer", restart counters add "kind". The runtime
+// per-writer series add "writer", restart counters add "kind", and the
+// maintenance and table-health series (floe_maintenance_*, floe_table_*)
+// add "table" and, for runs, the maintenance "task". The runtime
 // gets a [Connector] view with the connector label bound, and the worker
 // calls [Metrics.Forget] when a connector is deleted so its series go away.
 //

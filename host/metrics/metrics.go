@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/floehq/floe/sdk"
 )
 
 // Metrics is a worker's set of collectors and the registry that holds them.
@@ -28,7 +30,17 @@ type Metrics struct {
 	pluginRestarts     *prometheus.CounterVec
 	deadLetters        *prometheus.CounterVec
 	writerLoad         *prometheus.GaugeVec
+
+	maintRuns      *prometheus.CounterVec
+	maintDuration  *prometheus.HistogramVec
+	maintLastRun   *prometheus.GaugeVec
+	maintLastFiles *prometheus.GaugeVec
+	tables         tableGauges
 }
+
+// maintenanceBuckets spans 10 ms to about 20 min: a run that finds
+// nothing to do, and a compaction of a big backlog.
+var maintenanceBuckets = prometheus.ExponentialBuckets(0.01, 2, 17)
 
 // latencyBuckets spans 5 ms to about 80 s, enough for a 1 s commit
 // interval and for a commit stuck in retries alike.
@@ -89,6 +101,20 @@ func New() *Metrics {
 		writerLoad: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "floe_writer_load", Help: "Per-writer load as the partitioner reports it (1.0 = even share).",
 		}, []string{"connector", "writer"}),
+		maintRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_maintenance_runs_total", Help: "Maintenance task runs, per table, task and result (ok or failed).",
+		}, []string{"connector", "table", "task", "result"}),
+		maintDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "floe_maintenance_run_duration_seconds", Help: "Duration of maintenance task runs, per table and task.",
+			Buckets: maintenanceBuckets,
+		}, []string{"connector", "table", "task"}),
+		maintLastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "floe_maintenance_last_run_timestamp_seconds", Help: "When the last run of a maintenance task on a table ended (Unix time).",
+		}, []string{"connector", "table", "task"}),
+		maintLastFiles: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "floe_maintenance_last_run_files", Help: "What the last run of a task counted before and after it (when): data files for rewrite-data-files, manifests for rewrite-manifests, snapshots for expire-snapshots, metadata.json files for delete-metadata-files, orphans for delete-orphan-files.",
+		}, []string{"connector", "table", "task", "when"}),
+		tables: newTableGauges(),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -97,7 +123,9 @@ func New() *Metrics {
 		m.checkpoints, m.checkpointDuration, m.commits, m.commitFailures,
 		m.commitDuration, m.commitLag, m.pendingCheckpoints, m.filesWritten,
 		m.pluginRestarts, m.deadLetters, m.writerLoad,
+		m.maintRuns, m.maintDuration, m.maintLastRun, m.maintLastFiles,
 	)
+	m.tables.register(reg)
 	return m
 }
 
@@ -127,6 +155,11 @@ func (m *Metrics) Forget(name string) {
 	m.pluginRestarts.DeletePartialMatch(l)
 	m.deadLetters.DeletePartialMatch(l)
 	m.writerLoad.DeletePartialMatch(l)
+	m.maintRuns.DeletePartialMatch(l)
+	m.maintDuration.DeletePartialMatch(l)
+	m.maintLastRun.DeletePartialMatch(l)
+	m.maintLastFiles.DeletePartialMatch(l)
+	m.tables.forget(l)
 }
 
 // Connector records one connector's series. A nil *Connector records
@@ -217,4 +250,31 @@ func (c *Connector) WriterLoad(load []float64) {
 	for i, v := range load {
 		c.m.writerLoad.WithLabelValues(c.name, strconv.Itoa(i)).Set(v)
 	}
+}
+
+// MaintenanceRun records one run of a maintenance task.
+func (c *Connector) MaintenanceRun(r sdk.TaskRun) {
+	if c == nil {
+		return
+	}
+	result := "ok"
+	if r.Error != "" {
+		result = "failed"
+	}
+	c.m.maintRuns.WithLabelValues(c.name, r.Table, r.Task, result).Inc()
+	c.m.maintDuration.WithLabelValues(c.name, r.Table, r.Task).Observe(r.Duration.Seconds())
+	c.m.maintLastRun.WithLabelValues(c.name, r.Table, r.Task).Set(float64(r.Started.Add(r.Duration).UnixMilli()) / 1000)
+	if r.Error == "" {
+		c.m.maintLastFiles.WithLabelValues(c.name, r.Table, r.Task, "before").Set(float64(r.FilesBefore))
+		c.m.maintLastFiles.WithLabelValues(c.name, r.Table, r.Task, "after").Set(float64(r.FilesAfter))
+	}
+}
+
+// TableHealth sets a table's health gauges as the maintenance plugin
+// measured them.
+func (c *Connector) TableHealth(h sdk.TableHealth) {
+	if c == nil {
+		return
+	}
+	c.m.tables.set(c.name, h)
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/floehq/floe/sdk"
 )
 
 func TestConnectorSeries(t *testing.T) {
@@ -70,5 +72,55 @@ func TestRegistriesAreIndependent(t *testing.T) {
 	a.Connector("x").DeadLetters(1)
 	if n, _ := testutil.GatherAndCount(b.Registry(), "floe_dead_letters_total"); n != 0 {
 		t.Fatalf("second registry sees %d series", n)
+	}
+}
+
+func TestMaintenanceSeries(t *testing.T) {
+	m := New()
+	c := m.Connector("orders")
+	ended := time.Date(2026, 12, 1, 10, 0, 2, 0, time.UTC)
+	c.MaintenanceRun(sdk.TaskRun{Table: "sales.orders", Task: "rewrite-data-files", Started: ended.Add(-2 * time.Second), Duration: 2 * time.Second, FilesBefore: 40, FilesAfter: 9})
+	c.MaintenanceRun(sdk.TaskRun{Table: "sales.orders", Task: "rewrite-data-files", Started: ended, Duration: time.Second, FilesBefore: 12, Error: "commit: conflict"})
+	c.TableHealth(sdk.TableHealth{Table: "sales.orders", DataFiles: 57, SmallFiles: 50, MaxPartition: "day=2026-12-01", MaxPartitionFiles: 7,
+		Snapshots: 120, Manifests: 3, LastCommit: ended})
+
+	want := `
+# HELP floe_maintenance_runs_total Maintenance task runs, per table, task and result (ok or failed).
+# TYPE floe_maintenance_runs_total counter
+floe_maintenance_runs_total{connector="orders",result="failed",table="sales.orders",task="rewrite-data-files"} 1
+floe_maintenance_runs_total{connector="orders",result="ok",table="sales.orders",task="rewrite-data-files"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "floe_maintenance_runs_total"); err != nil {
+		t.Fatal(err)
+	}
+	// A failed run moves the last-run time but keeps the last good counts.
+	if got := testutil.ToFloat64(m.maintLastRun.WithLabelValues("orders", "sales.orders", "rewrite-data-files")); got != float64(ended.Add(time.Second).Unix()) {
+		t.Errorf("last run = %v", got)
+	}
+	if got := testutil.ToFloat64(m.maintLastFiles.WithLabelValues("orders", "sales.orders", "rewrite-data-files", "after")); got != 9 {
+		t.Errorf("files after the last good run = %v", got)
+	}
+	want = `
+# HELP floe_table_data_files Live data files of the table's current snapshot.
+# TYPE floe_table_data_files gauge
+floe_table_data_files{connector="orders",table="sales.orders"} 57
+# HELP floe_table_max_partition_data_files Live data files of the table's fullest partition (what a query of one partition opens).
+# TYPE floe_table_max_partition_data_files gauge
+floe_table_max_partition_data_files{connector="orders",table="sales.orders"} 7
+# HELP floe_table_last_commit_timestamp_seconds When the table's current snapshot was committed (Unix time; 0 before the first).
+# TYPE floe_table_last_commit_timestamp_seconds gauge
+floe_table_last_commit_timestamp_seconds{connector="orders",table="sales.orders"} 1.796119202e+09
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want),
+		"floe_table_data_files", "floe_table_max_partition_data_files", "floe_table_last_commit_timestamp_seconds"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := testutil.GatherAndCount(m.Registry(), "floe_maintenance_run_duration_seconds"); n != 1 {
+		t.Errorf("duration histogram series = %d", n)
+	}
+
+	m.Forget("orders")
+	if n, _ := testutil.GatherAndCount(m.Registry(), "floe_maintenance_runs_total", "floe_maintenance_last_run_files", "floe_table_data_files", "floe_table_records"); n != 0 {
+		t.Errorf("after Forget: %d series left", n)
 	}
 }

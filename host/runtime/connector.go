@@ -139,6 +139,7 @@ type Connector struct {
 	topics   map[string]bool
 	maint    MaintenanceTask
 	maintErr error
+	maintLog maintenanceLog
 	tables   map[string]tableInfo
 	// committed holds the positions of the last commit this runtime made
 	// or found (the sink's frontier), and its checkpoint.
@@ -356,12 +357,20 @@ func (c *Connector) pausedNow() (bool, <-chan struct{}) {
 func (c *Connector) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Status{
+	st := Status{
 		State:    c.state,
 		Trace:    c.trace,
 		Tasks:    slices.Clone(c.tasks),
 		Progress: c.progress.snapshot(),
 	}
+	if c.opts.Components[sdk.KindMaintenance] != "" {
+		m := c.maintLog.summary()
+		if c.maintErr != nil {
+			m.Error = c.maintErr.Error()
+		}
+		st.Progress.Maintenance = &m
+	}
+	return st
 }
 
 func (c *Connector) setTask(i int, st State, trace string) {

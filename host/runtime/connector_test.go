@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/floehq/floe/host/metrics"
 	"github.com/floehq/floe/host/store"
@@ -635,8 +636,27 @@ func TestSpentOverrideIsIgnored(t *testing.T) {
 func TestMaintenanceRunsAndRestartsAlone(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"maintenance": "fake-maint"})
+	m := metrics.New()
+	e.opts.Metrics = m.Connector("c")
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "cycles", func() bool { return e.fp.maint.cycles.Load() >= 2 })
+	waitFor(t, 5*time.Second, "cycles", func() bool { return e.fp.maint.cycles.Load() >= 3 })
+
+	// The runs reach the status and the metrics, the health the gauges.
+	waitFor(t, 5*time.Second, "runs in the status", func() bool {
+		mp := c.Status().Progress.Maintenance
+		return mp != nil && mp.Runs >= 4 && mp.FailedRuns >= 1
+	})
+	mp := c.Status().Progress.Maintenance
+	if len(mp.LastRuns) != 2 || mp.LastRuns[0].Task != "expire-snapshots" || mp.LastRuns[0].Error == "" ||
+		mp.LastRuns[1].Task != "rewrite-data-files" || mp.LastRuns[1].FilesAfter != 2 || mp.Error != "" {
+		t.Fatalf("maintenance progress = %+v", mp)
+	}
+	if n, err := testutil.GatherAndCount(m.Registry(), "floe_maintenance_runs_total"); err != nil || n != 2 {
+		t.Fatalf("floe_maintenance_runs_total: %d series (ok and failed expected), %v", n, err)
+	}
+	if n, err := testutil.GatherAndCount(m.Registry(), "floe_table_data_files"); err != nil || n != 1 {
+		t.Fatalf("floe_table_data_files: %d series, %v", n, err)
+	}
 	st, fromMaint, err := c.Tables(context.Background())
 	if err != nil || !fromMaint || len(st.Tables) != 1 || st.Tables[0].DataFiles != 3 {
 		t.Fatalf("Tables() = %+v %v %v", st, fromMaint, err)

@@ -681,8 +681,13 @@ func (m *fakeMaint) Cycle(context.Context, sdk.CycleRequest) (sdk.CycleResult, e
 	if err := m.p.check(); err != nil {
 		return sdk.CycleResult{}, err
 	}
-	m.cfg.cycles.Add(1)
-	return sdk.CycleResult{Next: 10 * time.Millisecond}, nil
+	n := m.cfg.cycles.Add(1)
+	// Every cycle compacts; every third also expires, and fails.
+	runs := []sdk.TaskRun{{Table: "db.t", Task: "rewrite-data-files", Started: time.Now(), FilesBefore: 10 + n, FilesAfter: 2}}
+	if n%3 == 0 {
+		runs = append(runs, sdk.TaskRun{Table: "db.t", Task: "expire-snapshots", Started: time.Now(), Error: "commit: conflict"})
+	}
+	return sdk.CycleResult{Runs: runs, Next: 10 * time.Millisecond, Tables: []sdk.TableHealth{{Table: "db.t", DataFiles: 3}}}, nil
 }
 
 func (m *fakeMaint) Status(context.Context) (sdk.MaintenanceStatus, error) {

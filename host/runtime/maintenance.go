@@ -1,7 +1,11 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/floehq/floe/sdk"
@@ -55,7 +59,8 @@ func (c *Connector) maintain(ctx context.Context, r *role) {
 	}
 }
 
-// cycles calls Cycle until ctx ends or the process dies.
+// cycles calls Cycle until ctx ends or the process dies, and records the
+// runs and the tables' health for the status and the metrics.
 func (c *Connector) cycles(ctx context.Context, t MaintenanceTask, proc Process) {
 	for {
 		res, err := t.Cycle(ctx, sdk.CycleRequest{})
@@ -77,6 +82,11 @@ func (c *Connector) cycles(ctx context.Context, t MaintenanceTask, proc Process)
 				c.logger.Info("maintenance task ran", "table", run.Table, "task", run.Task, "trigger", run.Trigger,
 					"duration", run.Duration, "files_before", run.FilesBefore, "files_after", run.FilesAfter)
 			}
+			c.metrics.MaintenanceRun(run)
+		}
+		c.maintLog.add(res.Runs)
+		for _, h := range res.Tables {
+			c.metrics.TableHealth(h)
 		}
 		if wait <= 0 {
 			wait = defaultMaintenanceWait
@@ -96,4 +106,42 @@ func (c *Connector) setMaintenance(t MaintenanceTask, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.maint, c.maintErr = t, err
+}
+
+// maintenanceLog is what the maintenance plugin's cycles did since the
+// connector started, for its status; safe for concurrent use.
+type maintenanceLog struct {
+	mu           sync.Mutex
+	runs, failed int64
+	last         map[[2]string]sdk.TaskRun // by table and task
+}
+
+func (l *maintenanceLog) add(runs []sdk.TaskRun) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range runs {
+		l.runs++
+		if r.Error != "" {
+			l.failed++
+		}
+		if l.last == nil {
+			l.last = map[[2]string]sdk.TaskRun{}
+		}
+		l.last[[2]string{r.Table, r.Task}] = r
+	}
+}
+
+// summary returns the counts and the latest run of each task on each
+// table, by table and then task.
+func (l *maintenanceLog) summary() MaintenanceProgress {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := MaintenanceProgress{Runs: l.runs, FailedRuns: l.failed}
+	for _, r := range l.last {
+		p.LastRuns = append(p.LastRuns, r)
+	}
+	slices.SortFunc(p.LastRuns, func(a, b sdk.TaskRun) int {
+		return cmp.Or(strings.Compare(a.Table, b.Table), strings.Compare(a.Task, b.Task))
+	})
+	return p
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/floehq/floe/sdk"
 )
 
 // Progress is floe's view of a running connector, for its status.
@@ -20,6 +22,19 @@ type Progress struct {
 	WriterLoad         []float64
 	PluginRestarts     int64
 	EndOfInput         bool
+	// Maintenance is nil when the connector has no maintenance plugin.
+	Maintenance *MaintenanceProgress
+}
+
+// MaintenanceProgress is what the connector's maintenance plugin did
+// since the connector started.
+type MaintenanceProgress struct {
+	Runs, FailedRuns int64
+	// LastRuns holds the latest run of each task on each table.
+	LastRuns []sdk.TaskRun
+	// Error says why the plugin is not running ("" while it is, or
+	// while it starts).
+	Error string
 }
 
 // progress holds the counters behind [Progress]; safe for concurrent use.

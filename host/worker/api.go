@@ -174,6 +174,19 @@ type Progress struct {
 	WriterLoad         []float64 `json:"writer_load,omitempty"`
 	PluginRestarts     int64     `json:"plugin_restarts"`
 	EndOfInput         bool      `json:"end_of_input"`
+	// Maintenance is set when the connector has a maintenance plugin.
+	Maintenance *MaintenanceSummary `json:"maintenance,omitempty"`
+}
+
+// MaintenanceSummary is what the connector's maintenance plugin did since
+// the connector started; GET /connectors/{c}/tables has the full history.
+type MaintenanceSummary struct {
+	Runs       int64 `json:"runs"`
+	FailedRuns int64 `json:"failed_runs"`
+	// LastRuns holds the latest run of each task on each table.
+	LastRuns []MaintenanceRun `json:"last_runs"`
+	// Error says why the plugin is not running.
+	Error string `json:"error,omitempty"`
 }
 
 // Offset is one entry of Connect's offsets document. When the source
@@ -244,7 +257,8 @@ type TablesReport struct {
 //
 //   - "maintenance": the connector's maintenance plugin read the table;
 //     the table-wide counts (snapshots, data_files, small_files,
-//     delete_files, data_bytes, records, manifests, metadata_bytes) are set.
+//     delete_files, data_bytes, records, manifests, metadata_bytes,
+//     max_partition_files and max_partition, the fullest partition) are set.
 //   - "commits": there is no maintenance plugin, so floe knows only what
 //     the sink reported of this connector's commits since it started: the
 //     last commit's snapshot_id, commits, committed_records,
@@ -262,6 +276,11 @@ type TableHealth struct {
 	Records       *int64 `json:"records,omitempty"`
 	Manifests     *int64 `json:"manifests,omitempty"`
 	MetadataBytes *int64 `json:"metadata_bytes,omitempty"`
+	// MaxPartition is the partition with the most data files (its
+	// values as text, "" when unpartitioned), MaxPartitionFiles their
+	// count.
+	MaxPartitionFiles *int64  `json:"max_partition_files,omitempty"`
+	MaxPartition      *string `json:"max_partition,omitempty"`
 	// What this connector's commits reported (Source "commits").
 	SnapshotID       *int64    `json:"snapshot_id,omitempty"`
 	Commits          *int64    `json:"commits,omitempty"`

@@ -165,14 +165,20 @@ func (w *Worker) Tables(ctx context.Context, name string) (TablesReport, error) 
 			Table: t.Table, Source: TablesFromMaintenance, Snapshots: &t.Snapshots, DataFiles: &t.DataFiles,
 			SmallFiles: &t.SmallFiles, DeleteFiles: &t.DeleteFiles, DataBytes: &t.DataBytes, Records: &t.Records,
 			Manifests: &t.Manifests, MetadataBytes: &t.MetadataBytes, LastCommit: t.LastCommit,
+			MaxPartitionFiles: &t.MaxPartitionFiles, MaxPartition: &t.MaxPartition,
 		})
 	}
 	for _, r := range st.Runs {
-		rep.Runs = append(rep.Runs, MaintenanceRun{
-			Table: r.Table, Task: r.Task, Trigger: r.Trigger, Started: r.Started, Duration: r.Duration,
-			FilesBefore: r.FilesBefore, FilesAfter: r.FilesAfter, BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter,
-			Error: r.Error, Detail: r.Detail,
-		})
+		rep.Runs = append(rep.Runs, MaintenanceRunOf(r))
 	}
 	return rep, nil
+}
+
+// MaintenanceRunOf is r as the REST API shows it.
+func MaintenanceRunOf(r sdk.TaskRun) MaintenanceRun {
+	return MaintenanceRun{
+		Table: r.Table, Task: r.Task, Trigger: r.Trigger, Started: r.Started, Duration: r.Duration,
+		FilesBefore: r.FilesBefore, FilesAfter: r.FilesAfter, BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter,
+		Error: r.Error, Detail: r.Detail,
+	}
 }

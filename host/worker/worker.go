@@ -335,6 +335,13 @@ func (w *Worker) status(c *conn) ConnectorStatus {
 			FilesWritten: p.FilesWritten, PendingCheckpoints: p.PendingCheckpoints,
 			WriterLoad: p.WriterLoad, PluginRestarts: p.PluginRestarts, EndOfInput: p.EndOfInput,
 		}
+		if m := p.Maintenance; m != nil {
+			sum := &MaintenanceSummary{Runs: m.Runs, FailedRuns: m.FailedRuns, LastRuns: []MaintenanceRun{}, Error: m.Error}
+			for _, r := range m.LastRuns {
+				sum.LastRuns = append(sum.LastRuns, MaintenanceRunOf(r))
+			}
+			st.Floe.Maintenance = sum
+		}
 	}
 	return w.markRestarting(c, st, rt, cfg)
 }

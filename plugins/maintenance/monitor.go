@@ -61,6 +61,7 @@ func (c TableChange) Health() sdk.TableHealth {
 		Table: c.Table, Snapshots: c.Snapshots, DataFiles: c.DataFiles, SmallFiles: c.SmallFiles,
 		DeleteFiles: c.DeleteFiles, DataBytes: c.DataBytes, Records: c.Records, Manifests: c.Manifests,
 		MetadataBytes: c.MetadataBytes, LastCommit: c.LastCommit,
+		MaxPartition: c.MaxPartition, MaxPartitionFiles: c.MaxPartitionFiles,
 	}
 }
 

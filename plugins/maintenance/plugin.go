@@ -210,6 +210,7 @@ func (t *task) Cycle(ctx context.Context, req sdk.CycleRequest) (sdk.CycleResult
 				}
 			}
 		}
+		res.Tables = append(res.Tables, ch.Health())
 	}
 	return res, nil
 }

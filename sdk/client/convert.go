@@ -208,7 +208,8 @@ func tableHealthFromProto(in []*pb.TableHealth) []sdk.TableHealth {
 			Table: h.GetTable(), Snapshots: h.GetSnapshots(), DataFiles: h.GetDataFiles(),
 			SmallFiles: h.GetSmallFiles(), DeleteFiles: h.GetDeleteFiles(), DataBytes: h.GetDataBytes(),
 			Records: h.GetRecords(), Manifests: h.GetManifests(), MetadataBytes: h.GetMetadataBytes(),
-			LastCommit: fromUnixMs(h.GetLastCommitUnixMs()),
+			LastCommit:   fromUnixMs(h.GetLastCommitUnixMs()),
+			MaxPartition: h.GetMaxPartition(), MaxPartitionFiles: h.GetMaxPartitionFiles(),
 		}
 	}
 	return out

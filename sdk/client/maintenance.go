@@ -45,8 +45,9 @@ func (t *MaintenanceTask) Cycle(ctx context.Context, req sdk.CycleRequest) (sdk.
 		return sdk.CycleResult{}, t.p.callError(ctx, t.label+": cycle", err)
 	}
 	return sdk.CycleResult{
-		Runs: taskRunsFromProto(resp.GetRuns()),
-		Next: time.Duration(resp.GetNextCycleMs()) * time.Millisecond,
+		Runs:   taskRunsFromProto(resp.GetRuns()),
+		Next:   time.Duration(resp.GetNextCycleMs()) * time.Millisecond,
+		Tables: tableHealthFromProto(resp.GetTables()),
 	}, nil
 }
 

@@ -2994,7 +2994,9 @@ type CycleResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Runs  []*TaskRun             `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
 	// next_cycle_ms is when the plugin wants the next cycle.
-	NextCycleMs   int64 `protobuf:"varint,2,opt,name=next_cycle_ms,json=nextCycleMs,proto3" json:"next_cycle_ms,omitempty"`
+	NextCycleMs int64 `protobuf:"varint,2,opt,name=next_cycle_ms,json=nextCycleMs,proto3" json:"next_cycle_ms,omitempty"`
+	// tables is each table's health as the cycle left it (optional).
+	Tables        []*TableHealth `protobuf:"bytes,3,rep,name=tables,proto3" json:"tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3043,6 +3045,13 @@ func (x *CycleResponse) GetNextCycleMs() int64 {
 	return 0
 }
 
+func (x *CycleResponse) GetTables() []*TableHealth {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
 type TableHealth struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Table            string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
@@ -3055,8 +3064,11 @@ type TableHealth struct {
 	MetadataBytes    int64                  `protobuf:"varint,8,opt,name=metadata_bytes,json=metadataBytes,proto3" json:"metadata_bytes,omitempty"`
 	LastCommitUnixMs int64                  `protobuf:"varint,9,opt,name=last_commit_unix_ms,json=lastCommitUnixMs,proto3" json:"last_commit_unix_ms,omitempty"`
 	Records          int64                  `protobuf:"varint,10,opt,name=records,proto3" json:"records,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The partition with the most data files, and that count.
+	MaxPartition      string `protobuf:"bytes,11,opt,name=max_partition,json=maxPartition,proto3" json:"max_partition,omitempty"`
+	MaxPartitionFiles int64  `protobuf:"varint,12,opt,name=max_partition_files,json=maxPartitionFiles,proto3" json:"max_partition_files,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *TableHealth) Reset() {
@@ -3155,6 +3167,20 @@ func (x *TableHealth) GetLastCommitUnixMs() int64 {
 func (x *TableHealth) GetRecords() int64 {
 	if x != nil {
 		return x.Records
+	}
+	return 0
+}
+
+func (x *TableHealth) GetMaxPartition() string {
+	if x != nil {
+		return x.MaxPartition
+	}
+	return ""
+}
+
+func (x *TableHealth) GetMaxPartitionFiles() int64 {
+	if x != nil {
+		return x.MaxPartitionFiles
 	}
 	return 0
 }
@@ -3585,10 +3611,11 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"bytesAfter\x12\x14\n" +
 	"\x05error\x18\n" +
 	" \x01(\tR\x05error\x12\x16\n" +
-	"\x06detail\x18\v \x01(\tR\x06detail\"`\n" +
+	"\x06detail\x18\v \x01(\tR\x06detail\"\x95\x01\n" +
 	"\rCycleResponse\x12+\n" +
 	"\x04runs\x18\x01 \x03(\v2\x17.floe.plugin.v1.TaskRunR\x04runs\x12\"\n" +
-	"\rnext_cycle_ms\x18\x02 \x01(\x03R\vnextCycleMs\"\xd1\x02\n" +
+	"\rnext_cycle_ms\x18\x02 \x01(\x03R\vnextCycleMs\x123\n" +
+	"\x06tables\x18\x03 \x03(\v2\x1b.floe.plugin.v1.TableHealthR\x06tables\"\xa6\x03\n" +
 	"\vTableHealth\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x1c\n" +
 	"\tsnapshots\x18\x02 \x01(\x03R\tsnapshots\x12\x1d\n" +
@@ -3603,7 +3630,9 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0emetadata_bytes\x18\b \x01(\x03R\rmetadataBytes\x12-\n" +
 	"\x13last_commit_unix_ms\x18\t \x01(\x03R\x10lastCommitUnixMs\x12\x18\n" +
 	"\arecords\x18\n" +
-	" \x01(\x03R\arecords\"2\n" +
+	" \x01(\x03R\arecords\x12#\n" +
+	"\rmax_partition\x18\v \x01(\tR\fmaxPartition\x12.\n" +
+	"\x13max_partition_files\x18\f \x01(\x03R\x11maxPartitionFiles\"2\n" +
 	"\x18MaintenanceStatusRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\"}\n" +
 	"\x19MaintenanceStatusResponse\x123\n" +
@@ -3760,61 +3789,62 @@ var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	43, // 24: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
 	64, // 25: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 	48, // 26: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	50, // 27: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	48, // 28: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	1,  // 29: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	5,  // 30: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	11, // 31: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	13, // 32: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	15, // 33: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	53, // 34: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	17, // 35: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	19, // 36: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	21, // 37: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	24, // 38: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	26, // 39: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	28, // 40: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	53, // 41: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	30, // 42: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	32, // 43: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	34, // 44: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	36, // 45: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	39, // 46: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	42, // 47: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	53, // 48: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	45, // 49: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	47, // 50: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	51, // 51: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	53, // 52: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	2,  // 53: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	6,  // 54: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	12, // 55: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	14, // 56: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	16, // 57: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	54, // 58: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	18, // 59: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	20, // 60: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	22, // 61: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	25, // 62: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	27, // 63: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	29, // 64: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	54, // 65: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	31, // 66: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	33, // 67: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	35, // 68: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	37, // 69: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	41, // 70: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	44, // 71: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	54, // 72: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	46, // 73: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	49, // 74: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	52, // 75: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	54, // 76: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	53, // [53:77] is the sub-list for method output_type
-	29, // [29:53] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	50, // 27: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	50, // 28: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	48, // 29: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	1,  // 30: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	5,  // 31: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	11, // 32: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	13, // 33: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	15, // 34: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	53, // 35: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	17, // 36: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	19, // 37: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	21, // 38: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	24, // 39: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	26, // 40: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	28, // 41: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	53, // 42: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	30, // 43: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	32, // 44: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	34, // 45: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	36, // 46: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	39, // 47: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	42, // 48: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	53, // 49: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	45, // 50: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	47, // 51: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	51, // 52: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	53, // 53: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	2,  // 54: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	6,  // 55: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	12, // 56: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	14, // 57: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	16, // 58: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	54, // 59: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	18, // 60: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	20, // 61: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	22, // 62: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	25, // 63: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	27, // 64: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	29, // 65: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	54, // 66: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	31, // 67: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	33, // 68: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	35, // 69: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	37, // 70: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	41, // 71: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	44, // 72: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	54, // 73: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	46, // 74: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	49, // 75: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	52, // 76: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	54, // 77: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	54, // [54:78] is the sub-list for method output_type
+	30, // [30:54] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
