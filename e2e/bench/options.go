@@ -95,27 +95,15 @@ func Defaults(repo string, quick bool) Options {
 
 		MaintDuration: 15 * time.Minute,
 		MaintInterval: time.Second,
-		MaintSample:   30 * time.Second,
+		MaintSample:   10 * time.Second,
 		MaintWriters:  8,
-		MaintConfig: map[string]string{
-			// Tuned for 1 s commits: look every second, compact a
-			// partition once it has 8 files, at most every 3 s, and
-			// merge 4 new files (the default 5 lets a partition
-			// sit at its tiers plus 4); the plugin's default strategy
-			// (size-tiered), re-plan interval (1 s) and target size
-			// (128 MiB: a partition of a 15-minute run holds about
-			// 200 MB); the plugin's process may use both CPUs
-			// (GOMAXPROCS=2) at niceness 10 and rewrite two partitions
-			// at once, so compaction takes the CPU ingestion leaves
-			// and yields it back at once.
-			"maintenance.poll.interval.ms":                           "1000",
-			"maintenance.rewrite-data-files.trigger.data-file-count": "8",
-			"maintenance.rewrite-data-files.min-interval.ms":         "3000",
-			"maintenance.rewrite-data-files.max-concurrent-groups":   "2",
-			"maintenance.rewrite-data-files.min-input-files":         "4",
-			"process.maintenance.cpus":                               "2",
-			"process.maintenance.nice":                               "10",
-		},
+		// The with-maintenance run takes the plugin's defaults (tuned
+		// for 1 s commits: look every commit interval, compact a
+		// partition once it has 6 small files, at most every 2 s,
+		// size-tiered with ratio 3, copying the row groups of files of
+		// 4 MiB or more with fewer than 4, two groups at once, at
+		// niceness 10), plus the short expiry of maintBenchKeys.
+		MaintConfig:    map[string]string{},
 		ScanRuns:       3,
 		ScanColumn:     "quantity",
 		CompactTimeout: 30 * time.Minute,

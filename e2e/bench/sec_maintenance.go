@@ -103,8 +103,8 @@ func Maintenance(t *T, o Options, rep *Report) {
 		"(`StaticTable.scan(...).to_arrow()`), timed inside the reader (`e2e/bench/scan_time.py`: metadata, planning and data, not the interpreter's start), "+
 		"%d runs each, interleaved over the three tables; medians. \"Compacted\" is the without-maintenance table after "+
 		"`floe maintain <connector.json> --once --force rewrite-data-files`; its pre-compaction snapshot is what \"without\" scans. "+
-		"Compaction uses the plugin's default strategy (size-tiered: a partition's smallest files plus each next one at most 2× the bytes taken, "+
-		"so each byte is rewritten O(log) times) and its target size unless the keys above set one (the table's write.target-file-size-bytes, else 128 MiB), and "+
+		"Compaction uses the plugin's defaults unless the keys above set them: size-tiered (a partition's smallest files plus each next one at most 3× the bytes taken, "+
+		"so each byte is rewritten O(log) times), row groups of files of 4 MiB or more (and fewer than 4 row groups) copied instead of rewritten, the table's target size (write.target-file-size-bytes, else 128 MiB); "+
 		"expiry runs every minute with max-age 1 min (the default keeps an hour, which a run this short never reaches).",
 		rate, o.MaintWriters, o.MaintWriters, o.MaintInterval.Milliseconds(), o.PartitionBy, o.MaintDuration, joinKeys(o.MaintConfig), o.MaintSample,
 		o.ScanColumn, o.ScanRuns)

@@ -52,6 +52,8 @@ const (
 	DefaultMaxInflight      = 4
 	DefaultRestartAttempts  = 5
 	DefaultRestartBackoff   = time.Second
+	// DefaultMaintenanceNice is process.maintenance.nice when unset.
+	DefaultMaintenanceNice = 10
 	// MaxRestartBackoff caps the doubling restart backoff.
 	MaxRestartBackoff = 60 * time.Second
 )
@@ -125,14 +127,21 @@ func HostSpec() sdk.Spec {
 			Describe("Wait before the first restart of a crashed plugin process; doubled per attempt, capped at 60 s."),
 	}
 	for _, k := range sdk.AllKinds() {
+		nice := sdk.Int(processKey(k, "nice")).Min(-20).Max(19).Rank(sdk.Low).InGroup(groupProcess).
+			Describe(fmt.Sprintf("Niceness of the %s plugin process (negative values need CAP_SYS_NICE).", k)).WithExample("10")
+		if k == sdk.KindMaintenance {
+			// Compaction may take every CPU ingestion leaves, and must
+			// give it back at once.
+			nice.Default(strconv.Itoa(DefaultMaintenanceNice)).
+				Describe(fmt.Sprintf("Niceness of the maintenance plugin process: %d by default, so compaction takes only the CPU ingestion leaves (0 runs it beside ingestion as an equal).", DefaultMaintenanceNice))
+		}
 		fields = append(fields,
 			sdk.Double(processKey(k, "cpus")).Min(0.01).Rank(sdk.Low).InGroup(groupProcess).
 				Describe(fmt.Sprintf("CPUs of the %s plugin process (sets GOMAXPROCS, rounded up).", k)).WithExample("2"),
 			sdk.String(processKey(k, "memory")).Check(func(v string) error { _, err := parseBytes(v); return err }).
 				Rank(sdk.Low).InGroup(groupProcess).
 				Describe(fmt.Sprintf("Memory of the %s plugin process (sets GOMEMLIMIT): bytes, or with a unit KiB, MiB, GiB (K, M, G, KB, MB, GB mean the same).", k)).WithExample("512MiB"),
-			sdk.Int(processKey(k, "nice")).Min(-20).Max(19).Rank(sdk.Low).InGroup(groupProcess).
-				Describe(fmt.Sprintf("Niceness of the %s plugin process (negative values need CAP_SYS_NICE).", k)).WithExample("10"),
+			nice,
 		)
 	}
 	return sdk.NewSpec(fields...)

@@ -60,6 +60,7 @@ const (
 	keyIntermediateCompression = "maintenance.rewrite-data-files.intermediate-compression"
 	keyReplanInterval          = "maintenance.rewrite-data-files.replan-interval.ms"
 	keyCopyRowGroups           = "maintenance.rewrite-data-files.copy-row-groups.min-file-bytes"
+	keyCopyRowGroupsMax        = "maintenance.rewrite-data-files.copy-row-groups.max-row-groups"
 
 	keyManifestTarget = "maintenance.rewrite-manifests.target-manifest-size-bytes"
 
@@ -107,8 +108,10 @@ type taskDefaults struct {
 var defaults = map[string]taskDefaults{
 	// Compaction looks as often as the poll interval allows: at 1 s
 	// commits a partition gains a file a second, and the tiered strategy
-	// keeps a run that finds little to do cheap.
-	taskRewriteData: {enabled: true, smallFiles: 8, deletes: 5, minInterval: 5 * time.Second,
+	// keeps a run that finds little to do cheap. 6 small files, 2 s
+	// apart: with these the 15-minute bench at 1 s commits keeps its
+	// fullest partition at a median of 8 files (bench-results/).
+	taskRewriteData: {enabled: true, smallFiles: 6, deletes: 5, minInterval: 2 * time.Second,
 		doc: "compacts small data files of each partition into files of the target size (a replace commit per partition), picking files by the strategy"},
 	// Every compaction commit adds manifests; merge them back soon.
 	taskRewriteManifests: {enabled: true, manifests: 20, minInterval: time.Minute,
@@ -128,7 +131,7 @@ func Spec() sdk.Spec {
 	const gGeneral = "Maintenance"
 	fields := []*sdk.Field{
 		sdk.Duration(keyPollInterval).
-			Describe("How often each table is looked at (its metadata and manifests, never its data) to decide what is due; the plugin asks for the next cycle after this long (milliseconds or a Go duration). Empty means twice the connector's commit.interval.ms (or iceberg.control.commit.interval-ms), between 1 s and 1 min (2 s at 1 s commits, so compaction keeps up with a file per partition per second), or 1 min when the connector does not set it.").
+			Describe("How often each table is looked at (its metadata and manifests, never its data) to decide what is due; the plugin asks for the next cycle after this long (milliseconds or a Go duration). Empty means the connector's commit.interval.ms (or iceberg.control.commit.interval-ms), between 1 s and 1 min (1 s at 1 s commits, so compaction keeps up with a file per partition per second), or 1 min when the connector does not set it.").
 			Check(atLeast(time.Second)).InGroup(gGeneral).Rank(sdk.High),
 		sdk.List(keyTables).
 			Describe("Tables to look after, as namespace.table. Empty means the connector's iceberg.tables; with iceberg.tables.dynamic-enabled, also every table in those tables' namespaces (every namespace when iceberg.tables is empty) that the connector wrote to.").
@@ -152,13 +155,13 @@ func Spec() sdk.Spec {
 			Check(atLeastInt(1<<10)).InGroup(taskRewriteData),
 		sdk.Int(keyMinInputFiles).
 			Describe("Fewest files of one partition worth rewriting together: a partition whose strategy picks fewer is left alone.").
-			Default("5").Min(2).InGroup(taskRewriteData),
+			Default("3").Min(2).InGroup(taskRewriteData),
 		sdk.String(keyStrategy).
 			Describe("Which small files of a partition a run rewrites. tiered (size-tiered, for streaming tables): the smallest files, plus each next one at most size-ratio times the bytes taken so far, up to the target size; each byte is rewritten O(log(target/small)) times and a partition keeps about that many files plus the newest arrivals. bin-pack: every small file of the partition each run (a full compaction; at 1 s commits it rewrites the partition's whole history every run). A forced run (floe maintain --force rewrite-data-files) always bin-packs.").
 			Default(strategyTiered).OneOf(strategyTiered, strategyBinPack).InGroup(taskRewriteData),
 		sdk.Double(keySizeRatio).
-			Describe("tiered: a file joins a rewrite when it is at most this many times the bytes of the smaller files taken. Higher leaves fewer files per partition and rewrites each byte more often (about log(target/small) / log(1 + 1/ratio) times at most).").
-			Default("2").Min(0.5).Max(100).InGroup(taskRewriteData),
+			Describe("tiered: a file joins a rewrite when it is at most this many times the bytes of the smaller files taken. Higher leaves fewer files per partition and rewrites each byte more often (about log(target/small) / log(1 + 1/ratio) times at most); with copy-row-groups most of those rewrites of big files are copies.").
+			Default("3").Min(0.5).Max(100).InGroup(taskRewriteData),
 		sdk.Bool(keyPartialProgress).
 			Describe("Commit each partition's rewrite on its own, so a conflict or failure in one keeps the others; false commits all groups at once.").
 			Default("true").InGroup(taskRewriteData),
@@ -167,7 +170,7 @@ func Spec() sdk.Spec {
 			Default("3").Min(1).Max(1000).InGroup(taskRewriteData),
 		sdk.Int(keyMaxGroups).
 			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory); groups of a re-plan (replan-interval) may use one more.").
-			Default("1").Min(1).Max(64).InGroup(taskRewriteData),
+			Default("2").Min(1).Max(64).InGroup(taskRewriteData),
 		sdk.Long(keyMaxRunBytes).
 			Describe("Most bytes of input one run rewrites (0: no limit). A run takes its partition groups smallest first, so the newest small files are always merged, and a tier's big merge waits for a later run instead of holding the table's compaction for minutes while small files pile up behind it. At least twice the target size, so the biggest group always fits behind the small ones. A forced run (floe maintain --force rewrite-data-files) takes everything.").
 			Default("268435456").Check(atLeastInt(0)).InGroup(taskRewriteData),
@@ -178,8 +181,11 @@ func Spec() sdk.Spec {
 			Describe("While a run's groups are being rewritten, plan the table again this often and merge the files that arrived since (the run's own files left out) in groups of their own, of at most 1/16 of the target size (the newest files and the smallest tiers), which go ahead of bigger groups still waiting and may start in one slot beyond max-concurrent-groups. At 1 s commits a tier's big merges take seconds and every partition gains a file a second meanwhile; this keeps those files from piling up until the next run. Re-plans stop when the run's first plan is done, so a run still ends. 0 plans once per run; a forced run, a run without partial progress and the bin-pack strategy plan once.").
 			Default("1000").Check(offOrAtLeast(100*time.Millisecond)).InGroup(taskRewriteData),
 		sdk.Long(keyCopyRowGroups).
-			Describe("Off (0) by default. When set (2097152 is the measured setting), a group's Parquet files of at least this many bytes with no deletes to apply are not decoded and written again: the group's smaller files are rewritten together, and the bigger files' row groups are copied after them as they are (as parquet-mr's appendRowGroups joins files), so a tier's merge costs about a copy of its bytes. In the 15-minute bench at 1 s commits it cut compaction CPU by about a quarter and the fullest partition from 11–13 files to 10–10.5, but each merge leaves a row group behind (about 1,000 row groups of 27,000 rows for 170 files instead of about 120 of 225,000), and PyIceberg's full scans took 1.2–1.8× as long as on a fully compacted table instead of 0.9–1.0×. A group whose output reaches 75 % of the target (a finished file, never merged again) is rewritten whole, with the table's codec and full row groups, as are a forced run's and a format v3 table's; copied row groups keep the codec they were written with (see intermediate-compression).").
-			Default("0").Check(atLeastInt(0)).InGroup(taskRewriteData),
+			Describe("Parquet files of a group of at least this many bytes with no deletes to apply are not decoded and written again: the group's smaller files are rewritten together, and the bigger files' row groups are copied after them as they are (as parquet-mr's appendRowGroups joins files), so a tier's merge costs about a copy of its bytes, at the price of a row group per merge. 0 rewrites every file. A group whose output reaches 75 % of the target (a finished file, never merged again) is rewritten whole, with the table's codec and full row groups, as are a forced run's and a format v3 table's; copied row groups keep the codec they were written with (see intermediate-compression). With the defaults, the 15-minute bench at 1 s commits (8 writers, 16 partitions) keeps the fullest partition at a median of 8 files for 457 CPU-s of compaction; the bench's earlier settings without copying (every file rewritten, size-ratio 2, compaction at 8 files in a partition) left 13 for 605 CPU-s.").
+			Default("4194304").Check(atLeastInt(0)).InGroup(taskRewriteData),
+		sdk.Int(keyCopyRowGroupsMax).
+			Describe("With copy-row-groups, a file that already holds this many row groups is rewritten with the group's small files instead of copied, so the files a tier's merges join keep few row groups: each costs readers a little (PyIceberg about 0.2 ms, a file about 1 ms), and without a limit a streaming partition's files hold a row group per merge. In the 15-minute bench, 0 (no limit) left 480 row groups on 104 files and PyIceberg's full scan took 1.64× as long as on a fully compacted table; 4 left 186 on 115 files and 0.98×, for a quarter more compaction CPU (457 against 365 CPU-s). 0 copies whatever the count.").
+			Default("4").Min(0).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").
 			Default("0").Check(atLeast(0)).InGroup(taskRewriteData),
@@ -338,6 +344,7 @@ type settings struct {
 	intermediateCompression compression
 	replanInterval          time.Duration // 0: plan once per run
 	copyRowGroupsMin        int64         // 0: rewrite every file
+	copyRowGroupsMax        int           // 0: no limit
 	skipNewest              time.Duration
 
 	manifestTarget int64 // 0: the table's
@@ -385,6 +392,7 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		maxRunBytes:      cfg.Int64(keyMaxRunBytes),
 		replanInterval:   cfg.Duration(keyReplanInterval),
 		copyRowGroupsMin: cfg.Int64(keyCopyRowGroups),
+		copyRowGroupsMax: cfg.Int(keyCopyRowGroupsMax),
 		skipNewest:       cfg.Duration(keySkipNewest),
 		manifestTarget:   cfg.Int64(keyManifestTarget),
 		retainLast:       cfg.Int(keyExpireRetainLast),
@@ -449,9 +457,9 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 	return s, nil
 }
 
-// derivedPollInterval is the poll interval when none is set: twice the
+// derivedPollInterval is the poll interval when none is set: the
 // connector's commit interval, between 1 s and 1 min, so a table is looked
-// at about as often as it gains files; 1 min without a commit interval.
+// at as often as it gains files; 1 min without a commit interval.
 func derivedPollInterval(cfg sdk.Config) time.Duration {
 	const fallback = time.Minute
 	v, ok := cfg.Get(keyCommitInterval)
@@ -464,7 +472,7 @@ func derivedPollInterval(cfg sdk.Config) time.Duration {
 	if err != nil || d <= 0 {
 		return fallback
 	}
-	return min(max(2*d, time.Second), fallback)
+	return min(max(d, time.Second), fallback)
 }
 
 // targetSize is the compaction target of tbl: the configured size, else

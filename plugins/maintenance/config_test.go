@@ -14,7 +14,8 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.pollInterval != time.Minute || s.retainLast != 10 || s.maxAge != time.Hour || s.orphanAge != 72*time.Hour ||
-		s.minInputFiles != 5 || s.strategy != strategyTiered || s.sizeRatio != 2 || !s.partialProgress || s.maxGroups != 1 || s.orphanDryRun || s.catalogName != "floe" {
+		s.minInputFiles != 3 || s.strategy != strategyTiered || s.sizeRatio != 3 || !s.partialProgress || s.maxGroups != 2 || s.copyRowGroupsMin != 4<<20 ||
+		s.orphanDryRun || s.catalogName != "floe" {
 		t.Errorf("defaults: %+v", s)
 	}
 	if strings.Join(s.tables, ",") != "sales.orders,sales.refunds" {
@@ -25,11 +26,11 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%s off by default", task)
 		}
 	}
-	if th := s.triggers[taskRewriteData]; th.smallFileCount != 8 || th.dataFileCount != 0 || th.minInterval != 5*time.Second {
+	if th := s.triggers[taskRewriteData]; th.smallFileCount != 6 || th.dataFileCount != 0 || th.minInterval != 2*time.Second {
 		t.Errorf("rewrite triggers: %+v", th)
 	}
 	// The poll interval follows the connector's commit interval.
-	for commit, want := range map[string]time.Duration{"1000": 2 * time.Second, "100": time.Second, "10s": 20 * time.Second, "600000": time.Minute} {
+	for commit, want := range map[string]time.Duration{"1000": time.Second, "100": time.Second, "10s": 10 * time.Second, "600000": time.Minute} {
 		s, err := parseSettings("orders", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyCommitInterval: commit}))
 		if err != nil || s.pollInterval != want {
 			t.Errorf("commit.interval.ms=%s: poll interval %s (%v); want %s", commit, s.pollInterval, err, want)

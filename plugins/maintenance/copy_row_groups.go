@@ -86,7 +86,8 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 
 // splitForCopy splits a job's files into those whose row groups are
 // copied (whole Parquet files of at least copy-row-groups.min-file-bytes
-// with no deletes to apply) and those rewritten. Everything is rewritten
+// with no deletes to apply and fewer than copy-row-groups.max-row-groups
+// row groups) and those rewritten. Everything is rewritten
 // by a group whose output is a finished file (at the done size, never
 // merged again: it gets the table's codec and full row groups, which
 // queries read fastest), by a forced run (a full compaction) and on a v3
@@ -96,11 +97,15 @@ func (rw *rewriter) splitForCopy(j job) (small, big []table.FileScanTask) {
 	if least <= 0 || rw.env.forced || j.g.TotalSizeBytes >= rw.sel.done || j.tbl.Metadata().Version() >= 3 {
 		return j.g.Tasks, nil
 	}
+	most := rw.env.s.copyRowGroupsMax
 	for _, t := range j.g.Tasks {
 		f := t.File
 		whole := t.Start == 0 && (t.Length == 0 || t.Length == f.FileSizeBytes())
 		clean := len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) == 0
-		if f.FileFormat() == iceberg.ParquetFile && whole && clean && f.FileSizeBytes() >= least {
+		// Split offsets list a file's row groups (floe's writers and
+		// joins record them; a file without them counts as one).
+		few := most <= 0 || len(f.SplitOffsets()) < most
+		if f.FileFormat() == iceberg.ParquetFile && whole && clean && few && f.FileSizeBytes() >= least {
 			big = append(big, t)
 		} else {
 			small = append(small, t)

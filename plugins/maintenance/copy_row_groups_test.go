@@ -106,9 +106,25 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 		t.Fatalf("a scan for part = p0 plans %d file(s) (%v); want the joined file", len(n), err)
 	}
 
+	// A file that holds copy-row-groups.max-row-groups row groups is
+	// rewritten with the small ones, not copied: joined files keep few.
+	commitIDs(900, 8, 50)
+	capped := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		"maintenance.rewrite-data-files.min-interval.ms", "0",
+		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes", "2048",
+		"maintenance.rewrite-data-files.copy-row-groups.max-row-groups", "2")...))
+	runs = runsOf(cycle(t, capped, sdk.CycleRequest{}).Runs, taskRewriteData)
+	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
+		t.Fatalf("run with a 2-row-group file = %+v; want a rewrite into one file, nothing copied", runs)
+	}
+	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
+		t.Fatalf("the rewritten file has %d row groups, want 1", got)
+	}
+	scan(t, cat, "db.events").checkExactly(t, 1300)
+
 	// A merge whose output is a finished file (the target is the table's
 	// bytes, so the group reaches 75 % of it) rewrites it whole.
-	commitIDs(900, 8, 50)
+	commitIDs(1300, 8, 50)
 	var total int64
 	for _, task := range planTasks(t, cat, "db.events") {
 		total += task.File.FileSizeBytes()
@@ -124,10 +140,10 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
 		t.Fatalf("the finished file has %d row groups, want 1", got)
 	}
-	scan(t, cat, "db.events").checkExactly(t, 1300)
+	scan(t, cat, "db.events").checkExactly(t, 1700)
 
 	// A forced run is a full compaction: rewritten, one row group.
-	commitIDs(1300, 8, 50)
+	commitIDs(1700, 8, 50)
 	runs = runsOf(cycle(t, tk, sdk.CycleRequest{Force: []string{taskRewriteData}}).Runs, taskRewriteData)
 	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
 		t.Fatalf("forced run = %+v; want a rewrite into one file, nothing copied", runs)
@@ -135,5 +151,5 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
 		t.Fatalf("the forced run's file has %d row groups, want 1", got)
 	}
-	scan(t, cat, "db.events").checkExactly(t, 1700)
+	scan(t, cat, "db.events").checkExactly(t, 2100)
 }

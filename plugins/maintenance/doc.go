@@ -31,9 +31,9 @@
 // .snapshot-count, .manifest-count, .interval.ms; 0 is off) is met and
 // its .min-interval.ms has passed since its last run there. The first
 // threshold met is the run's trigger ("data-file-count 57 ≥ 50"). The
-// monitor polls every maintenance.poll.interval.ms, by default twice the
+// monitor polls every maintenance.poll.interval.ms, by default the
 // connector's commit.interval.ms (between 1 s and 1 min), and compaction's
-// defaults (8 small files in a partition, 5 s apart at least) keep up with
+// defaults (6 small files in a partition, 2 s apart at least) keep up with
 // 1 s commits.
 //
 // A due task runs under a per-table, per-task lease. When the catalog is
@@ -60,29 +60,29 @@
 // Compaction picks a partition's files by its strategy (selection.go).
 // The default, tiered, is size-tiered compaction as LSM stores do it: sort
 // the partition's small files by size, take the smallest and each next
-// one at most size-ratio (2) times the bytes taken so far, up to the
-// target; rewrite when that makes min-input-files. A file is rewritten
-// only with at least half its size in smaller files, so each byte is
-// rewritten O(log(target/small)) times and a streaming partition keeps
-// about that many files plus the newest. bin-pack takes every small file
-// (a full compaction: at 1 s commits it would rewrite each partition's
-// whole history every run); a forced run (floe maintain --force
-// rewrite-data-files) always bin-packs. A run rewrites at most
+// one at most size-ratio (3) times the bytes taken so far, up to the
+// target; rewrite when that makes min-input-files (3). A file is
+// rewritten only with at least a third of its size in smaller files, so
+// each byte is rewritten O(log(target/small)) times and a streaming
+// partition keeps about that many files plus the newest. bin-pack takes
+// every small file (a full compaction: at 1 s commits it would rewrite
+// each partition's whole history every run); a forced run (floe maintain
+// --force rewrite-data-files) always bin-packs. A run rewrites at most
 // max-bytes-per-run (256 MiB) of input, its partition groups smallest
 // first: on a uniformly keyed table every partition reaches a tier's big
 // merge at once, and taking them all in one run would hold compaction
 // while each partition gains a file a second. For the same reason a run
 // plans the table again every replan-interval (1 s) while its first
 // plan's groups are rewritten, leaving its own files out, and merges the
-// files that arrived meanwhile in quick groups of their own (at most
-// 1/16 of the target), ahead of bigger groups still waiting and in one
-// slot beyond max-concurrent-groups. With copy-row-groups.min-file-bytes
-// set (off by default), a group rewrites only its files under that size;
-// the row groups of its bigger ones, which an earlier merge wrote, are
-// copied after them byte for byte (copy_row_groups.go, package stitch),
-// so a tier's merge costs about a copy of its bytes, at the price of a
-// row group per merge; the merge that finishes a file (75 % of the
-// target) rewrites it whole.
+// files that arrived meanwhile in quick groups of their own (at most 1/16
+// of the target), ahead of bigger groups still waiting and in one slot
+// beyond max-concurrent-groups (2). Files of copy-row-groups.min-file-bytes
+// (4 MiB) or more are not decoded: a group rewrites only its smaller
+// files, and the row groups of its bigger ones, which an earlier merge
+// wrote, are copied after them byte for byte (copy_row_groups.go, package
+// stitch), so a tier's merge costs about a copy of its bytes, at the
+// price of a row group per merge; the merge that finishes a file (75 % of
+// the target) rewrites it whole.
 //
 // None of them changes a row: compaction reads rows with their deletes
 // applied and writes them back (or copies row groups of files with no

@@ -39,8 +39,12 @@ func TestCompactionKeepsRows(t *testing.T) {
 			t.Fatalf("rewrite runs = %+v", res.Runs)
 		}
 		r := runs[0]
-		if r.Trigger != "small-file-count 200 ≥ 8" || r.FilesBefore != 800 || r.FilesAfter != 4 {
-			t.Errorf("run = %+v; want trigger small-file-count 200 ≥ 8, files 800 → 4", r)
+		if r.Trigger != "small-file-count 200 ≥ 6" || r.FilesBefore != 800 || r.FilesAfter != 4 {
+			t.Errorf("run = %+v; want trigger small-file-count 200 ≥ 6, files 800 → 4", r)
+		}
+		// The cycle reports the table as it left it.
+		if len(res.Tables) != 1 || res.Tables[0].Table != "db.events" || res.Tables[0].DataFiles != 4 || res.Tables[0].MaxPartitionFiles != 1 {
+			t.Errorf("cycle's tables = %+v; want db.events with 4 files, 1 in the fullest partition", res.Tables)
 		}
 		t.Logf("compaction: %s", r.Detail)
 		// Four groups in at most partial-progress.max-commits (3) commits:
