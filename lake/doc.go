@@ -20,4 +20,10 @@
 // Every floe commit records floe.connector, floe.checkpoint, floe.offsets
 // (cumulative next positions per source partition), floe.committer.id and
 // floe.committer.epoch; see docs/architecture.md.
+//
+// # Maintenance history
+//
+// The iceberg-maintenance plugin records each task run as a JSON line
+// ([MaintenanceRecord]) in <floe.data.dir>/maintenance/<connector>.jsonl;
+// `floe table describe` reads the same files.
 package lake

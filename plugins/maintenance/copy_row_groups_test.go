@@ -106,6 +106,20 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 		t.Fatalf("a scan for part = p0 plans %d file(s) (%v); want the joined file", len(n), err)
 	}
 
+	// rewrittenWhole runs a cycle that must rewrite the table into one
+	// file of one row group, copying nothing, and keep every row.
+	rewrittenWhole := func(what string, tk *task, req sdk.CycleRequest, rows int64) {
+		t.Helper()
+		runs := runsOf(cycle(t, tk, req).Runs, taskRewriteData)
+		if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
+			t.Fatalf("%s = %+v; want a rewrite into one file, nothing copied", what, runs)
+		}
+		if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
+			t.Fatalf("%s: the file has %d row groups, want 1", what, got)
+		}
+		scan(t, cat, "db.events").checkExactly(t, rows)
+	}
+
 	// A file that holds copy-row-groups.max-row-groups row groups is
 	// rewritten with the small ones, not copied: joined files keep few.
 	commitIDs(900, 8, 50)
@@ -113,14 +127,7 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 		"maintenance.rewrite-data-files.min-interval.ms", "0",
 		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes", "2048",
 		"maintenance.rewrite-data-files.copy-row-groups.max-row-groups", "2")...))
-	runs = runsOf(cycle(t, capped, sdk.CycleRequest{}).Runs, taskRewriteData)
-	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
-		t.Fatalf("run with a 2-row-group file = %+v; want a rewrite into one file, nothing copied", runs)
-	}
-	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
-		t.Fatalf("the rewritten file has %d row groups, want 1", got)
-	}
-	scan(t, cat, "db.events").checkExactly(t, 1300)
+	rewrittenWhole("the run with a 2-row-group file", capped, sdk.CycleRequest{}, 1300)
 
 	// A merge whose output is a finished file (the target is the table's
 	// bytes, so the group reaches 75 % of it) rewrites it whole.
@@ -133,23 +140,9 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 		"maintenance.rewrite-data-files.min-interval.ms", "0",
 		"maintenance.rewrite-data-files.target-file-size-bytes", strconv.FormatInt(max(total, 1024), 10),
 		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes", "2048")...))
-	runs = runsOf(cycle(t, finishing, sdk.CycleRequest{}).Runs, taskRewriteData)
-	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
-		t.Fatalf("finishing run = %+v; want a rewrite into one file, nothing copied", runs)
-	}
-	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
-		t.Fatalf("the finished file has %d row groups, want 1", got)
-	}
-	scan(t, cat, "db.events").checkExactly(t, 1700)
+	rewrittenWhole("the finishing run", finishing, sdk.CycleRequest{}, 1700)
 
 	// A forced run is a full compaction: rewritten, one row group.
 	commitIDs(1700, 8, 50)
-	runs = runsOf(cycle(t, tk, sdk.CycleRequest{Force: []string{taskRewriteData}}).Runs, taskRewriteData)
-	if len(runs) != 1 || runs[0].FilesAfter != 1 || strings.Contains(runs[0].Detail, "copied") {
-		t.Fatalf("forced run = %+v; want a rewrite into one file, nothing copied", runs)
-	}
-	if got := rowGroupsOf(t, liveFiles(t, cat, "db.events")[0]); got != 1 {
-		t.Fatalf("the forced run's file has %d row groups, want 1", got)
-	}
-	scan(t, cat, "db.events").checkExactly(t, 2100)
+	rewrittenWhole("the forced run", tk, sdk.CycleRequest{Force: []string{taskRewriteData}}, 2100)
 }

@@ -1,46 +1,23 @@
 package maintenance
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 
 // runRecord is one task run as the history keeps it: a line of the
 // history file.
-type runRecord struct {
-	Table       string    `json:"table"`
-	Task        string    `json:"task"`
-	Trigger     string    `json:"trigger"`
-	Started     time.Time `json:"started"`
-	DurationMs  int64     `json:"duration_ms"`
-	FilesBefore int64     `json:"files_before"`
-	FilesAfter  int64     `json:"files_after"`
-	BytesBefore int64     `json:"bytes_before"`
-	BytesAfter  int64     `json:"bytes_after"`
-	Error       string    `json:"error,omitempty"`
-	Detail      string    `json:"detail,omitempty"`
-	// DryRun marks a run that planned and committed nothing; it does not
-	// count as the task's last run for triggers.
-	DryRun bool `json:"dry_run,omitempty"`
-}
-
-func (r runRecord) taskRun() sdk.TaskRun {
-	return sdk.TaskRun{Table: r.Table, Task: r.Task, Trigger: r.Trigger, Started: r.Started,
-		Duration: time.Duration(r.DurationMs) * time.Millisecond, FilesBefore: r.FilesBefore, FilesAfter: r.FilesAfter,
-		BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter, Error: r.Error, Detail: r.Detail}
-}
+type runRecord = lake.MaintenanceRecord
 
 // history keeps the recent runs in memory and, when it has a path, as
 // JSON lines in <floe.data.dir>/maintenance/<connector>.jsonl, so `floe
@@ -55,24 +32,6 @@ type history struct {
 	lines int // lines in the file, to know when to compact it
 }
 
-// historyPath is the history file of connector under dataDir, or "" when
-// there is no data dir (history is then kept in memory only).
-func historyPath(dataDir, connector string) string {
-	if dataDir == "" {
-		return ""
-	}
-	name := strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == 0 || r == ':' {
-			return '_'
-		}
-		return r
-	}, connector)
-	if name == "" || name == "." || name == ".." {
-		name = "_"
-	}
-	return filepath.Join(dataDir, "maintenance", name+".jsonl")
-}
-
 // openHistory loads the history file at path (if any). Unreadable lines
 // (a torn last line after a crash) are skipped.
 func openHistory(path string, max int) (*history, error) {
@@ -83,21 +42,12 @@ func openHistory(path string, max int) (*history, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("maintenance history: %w", err)
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return h, nil
-	}
+	records, lines, err := lake.ReadMaintenanceHistory(path)
 	if err != nil {
-		return nil, fmt.Errorf("maintenance history: %w", err)
+		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		h.lines++
-		var r runRecord
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Table == "" || r.Task == "" {
-			continue
-		}
+	h.lines = lines
+	for _, r := range records {
 		h.remember(r)
 	}
 	return h, nil
@@ -188,7 +138,7 @@ func (h *history) recent() []sdk.TaskRun {
 	defer h.mu.Unlock()
 	out := make([]sdk.TaskRun, len(h.runs))
 	for i, r := range h.runs {
-		out[i] = r.taskRun()
+		out[i] = r.TaskRun()
 	}
 	return out
 }

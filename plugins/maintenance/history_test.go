@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -14,7 +15,7 @@ func forceReq(tasks ...string) sdk.CycleRequest { return sdk.CycleRequest{Force:
 // TestHistoryFile: runs go to the JSON-lines file, come back on reopen
 // (with each task's last run), and the file stays bounded.
 func TestHistoryFile(t *testing.T) {
-	path := historyPath(t.TempDir(), "orders/../x")
+	path := lake.MaintenanceHistoryPath(t.TempDir(), "orders/../x")
 	if !strings.HasSuffix(path, "orders_.._x.jsonl") {
 		t.Fatalf("path %s", path)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -66,7 +67,7 @@ func (p *plugin) Open(ctx context.Context, req sdk.MaintenanceOpenRequest) (sdk.
 
 func newTask(ctx context.Context, s settings, conn catalogConn, log *slog.Logger) (*task, error) {
 	conn.cat = withReplay(conn.cat)
-	hist, err := openHistory(historyPath(s.dataDir, s.connector), s.historyRuns)
+	hist, err := openHistory(lake.MaintenanceHistoryPath(s.dataDir, s.connector), s.historyRuns)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +299,7 @@ func (t *task) record(r runRecord) sdk.TaskRun {
 	} else {
 		t.log.Info("maintenance run", attrs...)
 	}
-	return r.taskRun()
+	return r.TaskRun()
 }
 
 // Status reports each table's health, measured now from its metadata
