@@ -74,12 +74,18 @@ func (e *testEnv) start(ctx context.Context) *Connector {
 	return c
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+// patience bounds every wait for something that should happen. It is
+// generous because a CI machine running the other packages beside these
+// tests can take seconds over one fsync of the offsets store, and every
+// commit makes one; a passing test never waits for it.
+const patience = 30 * time.Second
+
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(patience)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
+			t.Fatalf("timed out after %s waiting for %s", patience, what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -112,7 +118,7 @@ func TestBoundedRunCommitsEverythingOnce(t *testing.T) {
 	e := newEnv(t, src, map[string]string{"tasks.max": "3"})
 	e.fp.sink.maxPending = DefaultMaxPending
 	c := e.start(context.Background())
-	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.checkExactlyOnce(5, 1000)
 
 	st := c.Status()
@@ -144,7 +150,7 @@ func TestBoundedRunCommitsEverythingOnce(t *testing.T) {
 		t.Errorf("stored topics %v", ts)
 	}
 	// The source heard of the commits.
-	waitFor(t, 5*time.Second, "source commits", func() bool {
+	waitFor(t, "source commits", func() bool {
 		src.mu.Lock()
 		defer src.mu.Unlock()
 		return src.commits["topic/3"] == 1000
@@ -167,7 +173,7 @@ func TestCheckpointsEveryIntervalAndContiguousRanges(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 3, count: 0, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "15"})
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "10 commits", func() bool { return c.Status().Progress.Commits >= 10 })
+	waitFor(t, "10 commits", func() bool { return c.Status().Progress.Commits >= 10 })
 	if err := c.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +210,7 @@ func TestIdleConnectorMakesNoCommit(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, count: 1, batch: 1}
 	e := newEnv(t, src, nil)
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	n := c.Status().Progress.Commits
 	time.Sleep(150 * time.Millisecond) // several commit intervals
 	if got := c.Status().Progress.Commits; got != n {
@@ -218,7 +224,7 @@ func TestSlowCommitDoesNotStallWrites(t *testing.T) {
 	e.fp.sink.maxPending = 2
 	e.fp.sink.commitDelay = 150 * time.Millisecond
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "3 commits", func() bool { return c.Status().Progress.Commits >= 3 })
+	waitFor(t, "3 commits", func() bool { return c.Status().Progress.Commits >= 3 })
 	if n := e.fp.sink.writesDuringCommit.Load(); n == 0 {
 		t.Fatal("no write happened while a commit ran: commits are not pipelined")
 	}
@@ -235,7 +241,7 @@ func TestCommitRetriesThenSucceeds(t *testing.T) {
 	e := newEnv(t, src, nil)
 	e.fp.sink.commitFails = 3
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.checkExactlyOnce(2, 100)
 }
 
@@ -247,7 +253,7 @@ func TestCommitFailsPastTheLimit(t *testing.T) {
 	c := e.start(context.Background())
 	select {
 	case <-c.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("connector did not fail")
 	}
 	st := c.Status()
@@ -274,13 +280,13 @@ func TestGapFailsTheTask(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, count: 200, batch: 10, gapAt: 55}
 	e := newEnv(t, src, nil)
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "task 0 failed", func() bool { return c.Status().Tasks[0].State == StateFailed })
+	waitFor(t, "task 0 failed", func() bool { return c.Status().Tasks[0].State == StateFailed })
 	tr := c.Status().Tasks[0].Trace
 	if !strings.Contains(tr, "topic/0") || !strings.Contains(tr, "gap") || !strings.Contains(tr, "[50, 55)") {
 		t.Fatalf("trace %q should name the partition and the missing offsets", tr)
 	}
 	// The other task goes on to the end.
-	waitFor(t, 5*time.Second, "topic/1 committed", func() bool { return e.fp.sink.frontierCopy()["topic/1"] == 200 })
+	waitFor(t, "topic/1 committed", func() bool { return e.fp.sink.frontierCopy()["topic/1"] == 200 })
 	if st := c.Status(); st.Tasks[1].State != StateRunning || st.Progress.EndOfInput {
 		t.Fatalf("status %+v", st)
 	}
@@ -294,7 +300,7 @@ func TestOverlapIsTrimmed(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 3, count: 500, batch: 7, replayEvery: 3}
 	e := newEnv(t, src, nil)
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.checkExactlyOnce(3, 500)
 }
 
@@ -303,14 +309,14 @@ func TestShutdownCommitsWhatWasRead(t *testing.T) {
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "1h"})
 	ctx, cancel := context.WithCancel(context.Background())
 	c := e.start(ctx)
-	waitFor(t, 5*time.Second, "records read", func() bool { return c.Status().Progress.RecordsIn > 1000 })
+	waitFor(t, "records read", func() bool { return c.Status().Progress.RecordsIn > 1000 })
 	if n := c.Status().Progress.Commits; n != 0 {
 		t.Fatalf("%d commits before the interval", n)
 	}
 	cancel() // the lifetime ends: a graceful stop
 	select {
 	case <-c.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("connector did not stop")
 	}
 	if err := c.Err(); err != nil {
@@ -329,10 +335,10 @@ func TestSinkCrashRewindsToTheFrontier(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 4, count: 3000, batch: 20, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "some commits", func() bool { return c.Status().Progress.Commits >= 3 })
+	waitFor(t, "some commits", func() bool { return c.Status().Progress.Commits >= 3 })
 	e.fp.latest(sdk.KindSink).crash("sink crashed on purpose")
-	waitFor(t, 10*time.Second, "a second sink", func() bool { return e.fp.starts(sdk.KindSink) >= 2 })
-	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "a second sink", func() bool { return e.fp.starts(sdk.KindSink) >= 2 })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.checkExactlyOnce(4, 3000)
 	if n := c.Status().Progress.PluginRestarts; n < 1 {
 		t.Errorf("plugin restarts = %d", n)
@@ -347,9 +353,9 @@ func TestSourceAndPartitionerCrashesLoseNothing(t *testing.T) {
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})
 	e.fp.part.crashAt = 30
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "some reads", func() bool { return src.reads.Load() > 40 })
+	waitFor(t, "some reads", func() bool { return src.reads.Load() > 40 })
 	e.fp.latest(sdk.KindSource).crash("source crashed on purpose")
-	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.checkExactlyOnce(4, 2000)
 	if e.fp.starts(sdk.KindSource) < 2 || e.fp.starts(sdk.KindPartitioner) < 2 {
 		t.Errorf("starts: source %d partitioner %d", e.fp.starts(sdk.KindSource), e.fp.starts(sdk.KindPartitioner))
@@ -363,13 +369,13 @@ func TestRestartsExhaustedFailTheTasks(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"plugin.restart.max.attempts": "2"})
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "running", func() bool { return c.Status().Progress.RecordsIn > 0 })
+	waitFor(t, "running", func() bool { return c.Status().Progress.RecordsIn > 0 })
 	// Every new source process dies at once.
 	e.fp.mu.Lock()
 	e.fp.startErr[sdk.KindSource] = errors.New("exec format error")
 	e.fp.mu.Unlock()
 	e.fp.latest(sdk.KindSource).crash("segfault")
-	waitFor(t, 10*time.Second, "tasks failed", func() bool {
+	waitFor(t, "tasks failed", func() bool {
 		st := c.Status()
 		return st.Tasks[0].State == StateFailed && st.Tasks[1].State == StateFailed
 	})
@@ -389,12 +395,12 @@ func TestPauseAndResume(t *testing.T) {
 	if st.State != StatePaused || src.reads.Load() != 0 {
 		t.Fatalf("paused connector: state %s, %d reads", st.State, src.reads.Load())
 	}
-	waitFor(t, 5*time.Second, "tasks PAUSED", func() bool {
+	waitFor(t, "tasks PAUSED", func() bool {
 		st := c.Status()
 		return st.Tasks[0].State == StatePaused && st.Tasks[1].State == StatePaused
 	})
 	c.Resume()
-	waitFor(t, 5*time.Second, "reads", func() bool { return src.reads.Load() > 5 })
+	waitFor(t, "reads", func() bool { return src.reads.Load() > 5 })
 	c.Pause()
 	time.Sleep(50 * time.Millisecond) // let a read in progress end
 	n := src.reads.Load()
@@ -403,7 +409,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatalf("reads went on while paused: %d -> %d", n, got)
 	}
 	// What was read before the pause gets committed.
-	waitFor(t, 5*time.Second, "all read committed", func() bool {
+	waitFor(t, "all read committed", func() bool {
 		total, _ := e.fp.sink.committedRows()
 		return int64(total) == c.Status().Progress.RecordsIn
 	})
@@ -419,7 +425,7 @@ func TestPausedOnlyOnceReadsReturned(t *testing.T) {
 	e := newEnv(t, src, nil)
 	e.opts.Tuning.ReadPoll = time.Minute
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "both tasks inside a Read", func() bool { return src.inRead.Load() == 2 })
+	waitFor(t, "both tasks inside a Read", func() bool { return src.inRead.Load() == 2 })
 	c.Pause()
 	time.Sleep(50 * time.Millisecond)
 	st := c.Status()
@@ -427,7 +433,7 @@ func TestPausedOnlyOnceReadsReturned(t *testing.T) {
 		t.Fatalf("PAUSED while the Reads are under way: connector %s, tasks %s %s", st.State, st.Tasks[0].State, st.Tasks[1].State)
 	}
 	close(src.hold) // the Reads return their batches
-	waitFor(t, 5*time.Second, "PAUSED once the Reads returned", func() bool {
+	waitFor(t, "PAUSED once the Reads returned", func() bool {
 		st := c.Status()
 		return st.State == StatePaused && st.Tasks[0].State == StatePaused && st.Tasks[1].State == StatePaused
 	})
@@ -440,7 +446,7 @@ func TestPausedOnlyOnceReadsReturned(t *testing.T) {
 		t.Fatalf("read on after PAUSED: records %d -> %d, reads %d -> %d", in, st.Progress.RecordsIn, reads, src.reads.Load())
 	}
 	c.Resume()
-	waitFor(t, 5*time.Second, "reading after resume", func() bool { return src.reads.Load() > reads })
+	waitFor(t, "reading after resume", func() bool { return src.reads.Load() > reads })
 	if st := c.Status(); st.State != StateRunning {
 		t.Fatalf("after resume: %s", st.State)
 	}
@@ -450,14 +456,14 @@ func TestRestartTask(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, count: 3000, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, nil)
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "reads", func() bool { return src.reads.Load() > 10 })
+	waitFor(t, "reads", func() bool { return src.reads.Load() > 10 })
 	if err := c.RestartTask(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.RestartTask(context.Background(), 7); err == nil {
 		t.Fatal("restart of task 7 of 2 succeeded")
 	}
-	waitFor(t, 20*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.checkExactlyOnce(2, 3000)
 	if src.opens.Load() != 3 {
 		t.Errorf("source opened %d times, want 3", src.opens.Load())
@@ -468,7 +474,7 @@ func TestPartitionsRevokedWaitsForTheCommit(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "1h", "tasks.max": "1"})
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "reads", func() bool { return c.Status().Progress.RecordsIn >= 100 })
+	waitFor(t, "reads", func() bool { return c.Status().Progress.RecordsIn >= 100 })
 	src.mu.Lock()
 	host := src.hosts[0]
 	src.mu.Unlock()
@@ -509,7 +515,7 @@ func TestSlowDeadLetterQueueRetriesThenNamesTheReason(t *testing.T) {
 	if n := src.letterTries.Load(); n < 2 {
 		t.Fatalf("the source tried to dead-letter %d times in 2 s, want retries", n)
 	}
-	waitFor(t, 10*time.Second, "task FAILED", func() bool { return c.Status().Tasks[0].State == StateFailed })
+	waitFor(t, "task FAILED", func() bool { return c.Status().Tasks[0].State == StateFailed })
 	trace := c.Status().Tasks[0].Trace
 	for _, want := range []string{"dead-letter queue c-dlq", "brokers are down"} {
 		if !strings.Contains(trace, want) {
@@ -522,7 +528,7 @@ func TestDeadLettersAndSchemas(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"errors.tolerance": "all", "errors.log.enable": "true"})
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "a host", func() bool { src.mu.Lock(); defer src.mu.Unlock(); return len(src.hosts) > 0 })
+	waitFor(t, "a host", func() bool { src.mu.Lock(); defer src.mu.Unlock(); return len(src.hosts) > 0 })
 	src.mu.Lock()
 	host := src.hosts[0]
 	src.mu.Unlock()
@@ -544,7 +550,7 @@ func TestDeadLettersAndSchemas(t *testing.T) {
 	src2 := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond}
 	e2 := newEnv(t, src2, nil)
 	e2.start(context.Background())
-	waitFor(t, 5*time.Second, "a host", func() bool { src2.mu.Lock(); defer src2.mu.Unlock(); return len(src2.hosts) > 0 })
+	waitFor(t, "a host", func() bool { src2.mu.Lock(); defer src2.mu.Unlock(); return len(src2.hosts) > 0 })
 	src2.mu.Lock()
 	host2 := src2.hosts[0]
 	src2.mu.Unlock()
@@ -559,7 +565,7 @@ func TestRejectedRecordsAreDeadLettered(t *testing.T) {
 	e := newEnv(t, src, map[string]string{"errors.tolerance": "all"})
 	e.fp.sink.rejectOff = map[int64]bool{3: true, 17: true}
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	if n := c.Status().Progress.DeadLetters; n != 2 {
 		t.Fatalf("dead letters = %d", n)
 	}
@@ -575,7 +581,7 @@ func TestRejectedRecordsAreDeadLettered(t *testing.T) {
 	c2 := e2.start(context.Background())
 	select {
 	case <-c2.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("connector did not fail")
 	}
 	if st := c2.Status(); st.State != StateFailed || !strings.Contains(st.Trace, "topic/0@3") {
@@ -598,7 +604,7 @@ func TestOffsetOverride(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.start(ctx)
-	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	if got := e.fp.sink.configs[0][KeyOffsetsReset]; !strings.Contains(got, `"topic/0":30`) || !strings.Contains(got, `"after_checkpoint":4`) {
 		t.Fatalf("sink config %s = %q", KeyOffsetsReset, got)
 	}
@@ -621,7 +627,7 @@ func TestSpentOverrideIsIgnored(t *testing.T) {
 	ctx := context.Background()
 	_ = e.store.PutOverride(ctx, "c", store.Override{Positions: map[string]int64{"topic/0": 0}, AfterCheckpoint: 5})
 	c := e.start(ctx)
-	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.fp.sink.mu.Lock()
 	first := e.fp.sink.commits[0]
 	e.fp.sink.mu.Unlock()
@@ -639,10 +645,10 @@ func TestMaintenanceRunsAndRestartsAlone(t *testing.T) {
 	m := metrics.New()
 	e.opts.Metrics = m.Connector("c")
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "cycles", func() bool { return e.fp.maint.cycles.Load() >= 3 })
+	waitFor(t, "cycles", func() bool { return e.fp.maint.cycles.Load() >= 3 })
 
 	// The runs reach the status and the metrics, the health the gauges.
-	waitFor(t, 5*time.Second, "runs in the status", func() bool {
+	waitFor(t, "runs in the status", func() bool {
 		mp := c.Status().Progress.Maintenance
 		return mp != nil && mp.Runs >= 4 && mp.FailedRuns >= 1
 	})
@@ -663,7 +669,7 @@ func TestMaintenanceRunsAndRestartsAlone(t *testing.T) {
 	}
 	e.fp.latest(sdk.KindMaintenance).crash("oom")
 	n := e.fp.maint.cycles.Load()
-	waitFor(t, 5*time.Second, "cycles after the restart", func() bool { return e.fp.maint.cycles.Load() > n+2 })
+	waitFor(t, "cycles after the restart", func() bool { return e.fp.maint.cycles.Load() > n+2 })
 	if e.fp.starts(sdk.KindSink) != 1 || e.fp.starts(sdk.KindSource) != 1 {
 		t.Fatal("a maintenance crash restarted other plugins")
 	}
@@ -673,7 +679,7 @@ func TestTablesFromTheSink(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 1, count: 30, batch: 10}
 	e := newEnv(t, src, nil)
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	st, fromMaint, err := c.Tables(context.Background())
 	if err != nil || fromMaint || len(st.Tables) != 1 || st.Tables[0].Table != "db.t" || st.Tables[0].Records != 30 {
 		t.Fatalf("Tables() = %+v %v %v", st, fromMaint, err)
@@ -688,7 +694,7 @@ func TestProcessLimitsReachTheStart(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 1, count: 10, batch: 10}
 	e := newEnv(t, src, map[string]string{"process.sink.cpus": "1.5", "process.sink.memory": "256MiB", "process.sink.nice": "5"})
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.fp.mu.Lock()
 	o := e.fp.opts[sdk.KindSink]
 	e.fp.mu.Unlock()
@@ -703,7 +709,7 @@ func TestStopHardWhenCtxEnds(t *testing.T) {
 	e := newEnv(t, src, nil)
 	e.fp.sink.commitDelay = time.Hour
 	c := e.start(context.Background())
-	waitFor(t, 5*time.Second, "reads", func() bool { return c.Status().Progress.RecordsIn > 0 })
+	waitFor(t, "reads", func() bool { return c.Status().Progress.RecordsIn > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	err := c.Stop(ctx)
@@ -732,14 +738,14 @@ func TestNoGoroutineLeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+		waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 		e.fp.latest(sdk.KindSink).crash("again")
 		time.Sleep(50 * time.Millisecond)
 		if err := c.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}()
-	waitFor(t, 5*time.Second, "goroutines to end", func() bool { return goruntime.NumGoroutine() <= before+2 })
+	waitFor(t, "goroutines to end", func() bool { return goruntime.NumGoroutine() <= before+2 })
 }
 
 func TestSettings(t *testing.T) {
@@ -785,7 +791,7 @@ func TestBufferedBytesForceCheckpoints(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, count: 300, batch: 10}
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "1h", "checkpoint.max.buffered.bytes": "2000"})
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 	e.checkExactlyOnce(2, 300)
 	if n := c.Status().Progress.Commits; n < 5 {
 		t.Fatalf("%d commits: the byte limit did not force checkpoints", n)
@@ -798,7 +804,7 @@ func TestPendingLimitSlowsIngestion(t *testing.T) {
 	e.fp.sink.maxPending = 1
 	e.fp.sink.commitDelay = 200 * time.Millisecond
 	c := e.start(context.Background())
-	waitFor(t, 10*time.Second, "2 commits", func() bool { return c.Status().Progress.Commits >= 2 })
+	waitFor(t, "2 commits", func() bool { return c.Status().Progress.Commits >= 2 })
 	// With one pending checkpoint and a 3000-byte epoch, reads stall
 	// while a commit runs: far fewer records than an unbounded pipeline.
 	in := c.Status().Progress.RecordsIn
