@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,6 +100,103 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 	})
 	f.Stop()
 
+	commits := checkCompactedTable(t, env, f, conn, table, 3)
+	checkDescribed(t, env, f, table, 3, commits)
+}
+
+// TestMaintainOnceBesideIngestion is the external scheduler's path: a
+// connector without maintenance commits every 300 ms while cron-style
+// one-shot calls of floe maintain --once, each its own floe and plugin
+// process, compact its table. Every call must succeed and compact, and
+// the table must stay exactly as ingestion made it.
+func TestMaintainOnceBesideIngestion(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"),
+		harness.Plugin("iceberg"), harness.Plugin("iceberg-maintenance"), harness.Readers)
+	ctx := harness.Context(t, 8*time.Minute)
+
+	table := "maint.cron_orders"
+	conn := harness.Connector{Name: "cron-orders", Config: map[string]string{
+		"connector.class":    "iceberg",
+		"source":             "datagen",
+		"datagen.rate":       "3000",
+		"tasks.max":          "2",
+		"commit.interval.ms": "300",
+		"iceberg.tables":     table,
+	}}
+	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
+	f.WaitStatus(ctx, conn.Name, "connector RUNNING", false, harness.ConnectorStatus.Running)
+
+	// What cron would run: the same connector, naming the plugin, with a
+	// trigger low enough that each call finds work.
+	cronFile := filepath.Join(t.TempDir(), "cron-orders.json")
+	cron := maps.Clone(conn.Config)
+	cron["maintenance"] = "iceberg-maintenance"
+	cron["maintenance.rewrite-data-files.trigger.data-file-count"] = "8"
+	harness.WriteConnectorFile(t, cronFile, harness.Connector{Name: conn.Name, Config: cron})
+	const calls = 3
+	for i := range calls {
+		f.WaitFor(ctx, "ten more commits", commitsPast(f, conn.Name, int64(10*(i+1))))
+		res := harness.RunFloe(t, env, "", 3*time.Minute, "maintain", cronFile, "--once", "--json", "--worker", f.WorkerFile)
+		if res.Code != 0 {
+			t.Fatalf("call %d: floe maintain --once: exit %d\n%s", i+1, res.Code, res.Output())
+		}
+		var rep struct {
+			Runs []struct {
+				Table       string `json:"table"`
+				Task        string `json:"task"`
+				FilesBefore int64  `json:"files_before"`
+				FilesAfter  int64  `json:"files_after"`
+				Error       string `json:"error"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil {
+			t.Fatalf("call %d: floe maintain --once --json printed no cycle report: %v\n%s", i+1, err, res.Output())
+		}
+		compacted := false
+		for _, r := range rep.Runs {
+			if r.Error != "" {
+				t.Fatalf("call %d: %s %s failed: %s", i+1, r.Table, r.Task, r.Error)
+			}
+			if r.Table == table && r.Task == "rewrite-data-files" && r.FilesAfter < r.FilesBefore {
+				compacted = true
+				t.Logf("call %d: %s files %d → %d", i+1, r.Task, r.FilesBefore, r.FilesAfter)
+			}
+		}
+		if !compacted {
+			t.Fatalf("call %d compacted nothing while ingestion added files:\n%s", i+1, res.Output())
+		}
+	}
+	if st, err := f.API.Status(ctx, conn.Name); err != nil || !st.Running() {
+		t.Fatalf("ingestion after the maintenance calls: %+v %v", st, err)
+	}
+	f.Stop()
+
+	commits := checkCompactedTable(t, env, f, conn, table, calls)
+	checkDescribed(t, env, f, table, calls, commits)
+}
+
+// commitsPast is a WaitFor condition: the connector committed more than n
+// checkpoints.
+func commitsPast(f *harness.Floe, name string, n int64) func(context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		st, err := f.API.Status(ctx, name)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if st.Floe == nil {
+			return false, "no progress yet", nil
+		}
+		return st.Floe.Commits > n, fmt.Sprintf("%d commits", st.Floe.Commits), nil
+	}
+}
+
+// checkCompactedTable reads a stopped floe's table with PyIceberg and
+// DuckDB: it must hold each record datagen made for the connector once,
+// up to the committed frontier, with its values, and its lineage at least
+// wantReplaces compaction snapshots. It returns floe's commit count.
+func checkCompactedTable(t *testing.T, env harness.Env, f *harness.Floe, conn harness.Connector, table string, wantReplaces int) int {
+	t.Helper()
+	name := conn.Name
 	ref := harness.EmbeddedTable(f.DataDir, table)
 	py := readBoth(t, env, ref, harness.ReadOptions{
 		ChecksumCols: []string{"customer_id", "_source_offset"},
@@ -115,8 +214,8 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 		}
 	}
 	t.Logf("%s: %d rows, %d floe commits, %d replace commits in the lineage, frontier %v", table, py.Rows, commits, replaces, frontier)
-	if replaces < 3 {
-		t.Errorf("%d replace (compaction) snapshots in the table's current lineage, want the 3 runs'", replaces)
+	if replaces < wantReplaces {
+		t.Errorf("%d replace (compaction) snapshots in the table's current lineage, want the %d runs'", replaces, wantReplaces)
 	}
 	if got := harness.SumFrontier(frontier); got != py.Rows {
 		t.Errorf("committed frontier sums to %d, the table holds %d rows", got, py.Rows)
@@ -135,6 +234,15 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 	want["_source_offset"] = strconv.FormatInt(offsets, 10)
 	checkChecksums(t, py, want)
 
+	return commits
+}
+
+// checkDescribed runs floe table describe on a stopped floe's table: its
+// maintenance runs (from the plugin's history file) must list at least
+// wantRuns successful compactions, and the table must hold fewer data
+// files than the commits of two writers made.
+func checkDescribed(t *testing.T, env harness.Env, f *harness.Floe, table string, wantRuns, commits int) {
+	t.Helper()
 	res := harness.RunFloe(t, env, "", 2*time.Minute, "table", "describe", table, "--worker", f.WorkerFile, "--json")
 	var desc struct {
 		Files struct {
@@ -155,8 +263,8 @@ func TestMaintenanceCompactsUnderIngestion(t *testing.T) {
 			described++
 		}
 	}
-	if described < 3 || desc.Files.MaxPartitionFiles < 1 {
-		t.Errorf("floe table describe: %d compactions in its maintenance runs (want the 3), fullest partition %d files", described, desc.Files.MaxPartitionFiles)
+	if described < wantRuns || desc.Files.MaxPartitionFiles < 1 {
+		t.Errorf("floe table describe: %d compactions in its maintenance runs (want %d), fullest partition %d files", described, wantRuns, desc.Files.MaxPartitionFiles)
 	}
 	if files := desc.Files.DataFiles; files >= int64(commits)*2 {
 		t.Errorf("%d data files after %d commits of 2 writers: compaction did not reduce them", files, commits)
