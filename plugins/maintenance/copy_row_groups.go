@@ -84,6 +84,13 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 	}, nil
 }
 
+// rowGroups is how many row groups f holds, from its split offsets
+// (floe's writers and joins record them); a file without them counts as
+// one, the least a Parquet file with rows holds.
+func rowGroups(f iceberg.DataFile) int {
+	return max(1, len(f.SplitOffsets()))
+}
+
 // splitForCopy splits a job's files into those whose row groups are
 // copied (whole Parquet files of at least copy-row-groups.min-file-bytes
 // with no deletes to apply and fewer than copy-row-groups.max-row-groups
@@ -102,9 +109,7 @@ func (rw *rewriter) splitForCopy(j job) (small, big []table.FileScanTask) {
 		f := t.File
 		whole := t.Start == 0 && (t.Length == 0 || t.Length == f.FileSizeBytes())
 		clean := len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) == 0
-		// Split offsets list a file's row groups (floe's writers and
-		// joins record them; a file without them counts as one).
-		few := most <= 0 || len(f.SplitOffsets()) < most
+		few := most <= 0 || rowGroups(f) < most
 		if f.FileFormat() == iceberg.ParquetFile && whole && clean && few && f.FileSizeBytes() >= least {
 			big = append(big, t)
 		} else {

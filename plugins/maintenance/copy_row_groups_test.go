@@ -146,3 +146,24 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 	commitIDs(1700, 8, 50)
 	rewrittenWhole("the forced run", tk, sdk.CycleRequest{Force: []string{taskRewriteData}}, 2100)
 }
+
+func TestRowGroupsCountsAFileWithoutSplitOffsetsAsOne(t *testing.T) {
+	file := func(offsets ...int64) iceberg.DataFile {
+		b, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentData, "f.parquet", iceberg.ParquetFile, nil, nil, nil, 10, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if offsets != nil {
+			b.SplitOffsets(offsets)
+		}
+		return b.Build()
+	}
+	for _, c := range []struct {
+		f    iceberg.DataFile
+		want int
+	}{{file(), 1}, {file(4), 1}, {file(4, 900, 1800), 3}} {
+		if got := rowGroups(c.f); got != c.want {
+			t.Errorf("rowGroups(split offsets %v) = %d, want %d", c.f.SplitOffsets(), got, c.want)
+		}
+	}
+}
