@@ -16,7 +16,7 @@ import (
 )
 
 // runRecord is one task run as the history keeps it: a line of the
-// history file.
+// history file, whose format lake defines for floe table describe too.
 type runRecord = lake.MaintenanceRecord
 
 // history keeps the recent runs in memory and, when it has a path, as
