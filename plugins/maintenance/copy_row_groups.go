@@ -30,7 +30,7 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 	small, big := rw.splitForCopy(j)
 	if len(big) == 0 || len(big)+min(len(small), 1) < 2 {
 		// Nothing to copy, or nothing to join it with.
-		return executeGroup(ctx, j.tbl, j.g, opts)
+		return rw.env.compact(ctx, j.tbl, j.g, opts)
 	}
 
 	var parts []string
@@ -41,7 +41,7 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 			g.TotalSizeBytes += t.File.FileSizeBytes()
 		}
 		var err error
-		if scratch, err = executeGroup(ctx, j.tbl, g, opts); err != nil {
+		if scratch, err = rw.env.compact(ctx, j.tbl, g, opts); err != nil {
 			return scratch, err
 		}
 		for _, df := range scratch.NewDataFiles {
@@ -57,7 +57,7 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 	df, err := rw.join(ctx, j, parts)
 	if errors.Is(err, stitch.ErrIncompatible) {
 		rw.env.log.Debug("rewriting the group's files instead of copying their row groups", "table", rw.planned.Identifier(), "partition", partitionLabel(j.g.PartitionKey), "reason", err)
-		return executeGroup(ctx, j.tbl, j.g, opts)
+		return rw.env.compact(ctx, j.tbl, j.g, opts)
 	}
 	if err != nil {
 		return table.CompactionGroupResult{}, err

@@ -127,6 +127,8 @@ type sqlLocks struct {
 	db      *sql.DB
 	dialect sqlDialect
 	catalog string
+	// clock is the holder's clock (time.Now).
+	clock func() time.Time
 }
 
 // newSQLLocks creates the lock table if it is missing.
@@ -147,7 +149,7 @@ func newSQLLocks(ctx context.Context, db *sql.DB, dialect sqlDialect, catalogNam
 	if _, err := db.ExecContext(ctx, ddl); err != nil {
 		return nil, fmt.Errorf("maintenance locks: create table %s: %w", lockTable, err)
 	}
-	return &sqlLocks{db: db, dialect: dialect, catalog: catalogName}, nil
+	return &sqlLocks{db: db, dialect: dialect, catalog: catalogName, clock: time.Now}, nil
 }
 
 // q rewrites ? placeholders for the dialect.
@@ -169,7 +171,7 @@ func (s *sqlLocks) q(query string) string {
 }
 
 func (s *sqlLocks) tryLock(ctx context.Context, key lockKey, owner string, ttl time.Duration) (bool, string, error) {
-	now := time.Now().UnixMilli()
+	now := s.clock().UnixMilli()
 	// One statement: insert the row, or take it over when its lease
 	// expired or it is ours already. Both SQLite (3.24+) and Postgres
 	// (9.5+) run it atomically and report 0 rows when the WHERE refused.
@@ -196,12 +198,12 @@ func (s *sqlLocks) tryLock(ctx context.Context, key lockKey, owner string, ttl t
 	if err != nil {
 		return false, "unknown", nil
 	}
-	return false, fmt.Sprintf("%s (lease ends in %s)", holder, time.Until(time.UnixMilli(expires)).Round(time.Second)), nil
+	return false, fmt.Sprintf("%s (lease ends in %s)", holder, time.UnixMilli(expires).Sub(s.clock()).Round(time.Second)), nil
 }
 
 func (s *sqlLocks) renew(ctx context.Context, key lockKey, owner string, ttl time.Duration) (bool, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE `+lockTable+` SET expires_at = ? WHERE catalog_name = ? AND table_name = ? AND task = ? AND owner = ?`),
-		time.Now().Add(ttl).UnixMilli(), s.catalog, key.table, key.task, owner)
+		s.clock().Add(ttl).UnixMilli(), s.catalog, key.table, key.task, owner)
 	if err != nil {
 		return false, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,8 +12,9 @@ import (
 )
 
 // checkExclusive runs the lease rules against two stores that share their
-// backing (two processes' views).
-func checkExclusive(t *testing.T, a, b lockStore, expires bool) {
+// backing (two processes' views). later, when the stores' leases expire,
+// moves both stores' clocks on.
+func checkExclusive(t *testing.T, a, b lockStore, later func(time.Duration)) {
 	ctx := context.Background()
 	key := lockKey{"db.events", taskRewriteData}
 	ttl := time.Minute
@@ -35,10 +37,10 @@ func checkExclusive(t *testing.T, a, b lockStore, expires bool) {
 	if ok, _, err := b.tryLock(ctx, key, "B", 50*time.Millisecond); err != nil || !ok {
 		t.Fatalf("B after A released: ok=%v err=%v", ok, err)
 	}
-	if !expires {
+	if later == nil {
 		return
 	}
-	time.Sleep(100 * time.Millisecond)
+	later(100 * time.Millisecond)
 	if ok, _, err := a.tryLock(ctx, key, "A", ttl); err != nil || !ok {
 		t.Fatalf("A after B's lease ended: ok=%v err=%v", ok, err)
 	}
@@ -52,6 +54,10 @@ func checkExclusive(t *testing.T, a, b lockStore, expires bool) {
 func TestSQLLocks(t *testing.T) {
 	runBackends(t, func(t *testing.T, b backend) {
 		var stores []lockStore
+		// The stores' clock: the test moves it past a lease instead of
+		// waiting for the lease to end.
+		var skew atomic.Int64
+		clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 		for range 2 {
 			conn, err := b.open(context.Background(), nil)
 			if err != nil {
@@ -62,9 +68,10 @@ func TestSQLLocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			s.clock = clock
 			stores = append(stores, s)
 		}
-		checkExclusive(t, stores[0], stores[1], true)
+		checkExclusive(t, stores[0], stores[1], func(d time.Duration) { skew.Add(int64(d)) })
 	})
 }
 
@@ -75,7 +82,7 @@ func TestFileLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := newFileLocks(dir)
-	checkExclusive(t, a, b, false)
+	checkExclusive(t, a, b, nil)
 }
 
 // TestLeaseLost: when another owner takes the lock over, the holder's
@@ -91,15 +98,26 @@ func TestLeaseLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &locker{store: store, owner: "A", ttl: 300 * time.Millisecond, log: testLogger(t)}
+	renewals := make(chan bool, 64)
+	l := &locker{store: renewSpy{store, renewals}, owner: "A", ttl: 300 * time.Millisecond, log: testLogger(t)}
 	key := lockKey{"db.events", taskExpire}
 	held, release, _, err := l.acquire(context.Background(), key)
 	if err != nil || held == nil {
 		t.Fatalf("acquire: %v", err)
 	}
 	defer release()
-	// Renewals keep it past its first lease.
-	time.Sleep(500 * time.Millisecond)
+	// Renewals keep it past its first lease: four of them (every third of
+	// the lease) take it past 300 ms.
+	for i := range 4 {
+		select {
+		case ok := <-renewals:
+			if !ok {
+				t.Fatalf("renewal %d failed while A held the lock", i+1)
+			}
+		case <-held.Done():
+			t.Fatalf("lease lost while renewed: %v", context.Cause(held))
+		}
+	}
 	if held.Err() != nil {
 		t.Fatalf("lease lost while renewed: %v", context.Cause(held))
 	}
@@ -114,6 +132,22 @@ func TestLeaseLost(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("the task kept running after its lock was taken over")
 	}
+}
+
+// renewSpy reports each renewal's outcome on a channel (dropping reports
+// nobody waits for).
+type renewSpy struct {
+	lockStore
+	renewed chan<- bool
+}
+
+func (r renewSpy) renew(ctx context.Context, key lockKey, owner string, ttl time.Duration) (bool, error) {
+	ok, err := r.lockStore.renew(ctx, key, owner, ttl)
+	select {
+	case r.renewed <- ok && err == nil:
+	default:
+	}
+	return ok, err
 }
 
 // TestTwoInstancesRace: two maintenance instances (two connections, as two

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
@@ -92,7 +93,29 @@ func newTask(ctx context.Context, s settings, conn catalogConn, log *slog.Logger
 		s: s, conn: conn, log: log, hist: hist, mon: newMonitor(), owner: owner, lockKind: kind,
 		locks: &locker{store: store, owner: owner, ttl: s.lockLease, log: log},
 		retry: retrier{cat: conn.cat, maxAttempts: s.maxAttempts},
+		seams: defaultSeams(),
 	}, nil
+}
+
+// seams are the calls of a run that tests replace to hold it at a known
+// point; a task uses defaultSeams.
+type seams struct {
+	// compact reads a group's files and writes them back at the target
+	// size.
+	compact compactFunc
+	// ticker starts the ticks of a run's re-plans: a channel and the
+	// function that stops it.
+	ticker func(every time.Duration) (<-chan time.Time, func())
+}
+
+func defaultSeams() seams {
+	return seams{
+		compact: table.ExecuteCompactionGroup,
+		ticker: func(every time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(every)
+			return t.C, t.Stop
+		},
+	}
 }
 
 // runEnv is what one task run gets.
@@ -110,6 +133,7 @@ type runEnv struct {
 	// task does its full job (compaction bin-packs every small file).
 	forced bool
 	now    time.Time
+	seams
 }
 
 // outcome is what a task run did. Files and bytes mean, per task:
@@ -144,6 +168,7 @@ type task struct {
 	retry    retrier
 	owner    string
 	lockKind string
+	seams    seams
 
 	cycleMu   sync.Mutex
 	closeOnce sync.Once
@@ -262,7 +287,7 @@ func (t *task) maybeRun(ctx context.Context, name string, ch TableChange, forced
 		}
 	}
 	started := time.Now()
-	env := runEnv{s: t.s, cat: t.conn.cat, retry: t.retry, log: t.log, owner: t.owner, ch: ch, dryRun: dry, forced: forced, now: started}
+	env := runEnv{s: t.s, cat: t.conn.cat, retry: t.retry, log: t.log, owner: t.owner, ch: ch, dryRun: dry, forced: forced, now: started, seams: t.seams}
 	replays := replayCount(t.conn.cat)
 	out, err := taskFuncs[name](runCtx, env)
 	if n := replayCount(t.conn.cat) - replays; n > 0 {

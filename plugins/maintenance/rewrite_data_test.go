@@ -251,14 +251,17 @@ func parquetCodec(t testing.TB, location string) string {
 // TestReplanMergesArrivals: files committed while a run's group is still
 // being rewritten are merged by the same run, in groups of their own that
 // start while the first group holds the only slot, when replan-interval is
-// on; with it off they wait for the next run.
+// on; with it off the run never looks again and they wait for the next
+// run. The run's ticks are the test's: it ticks once the arrivals are
+// committed, so nothing depends on how long a step takes.
 func TestReplanMergesArrivals(t *testing.T) {
 	for _, tc := range []struct {
-		replan    string
-		wantFiles int64 // per partition after the one run
+		replan      string
+		wantFiles   int64 // per partition after the one run
+		wantTickers int32 // re-plan tickers the run started
 	}{
-		{"100", 2}, // the first plan's output and the arrivals' merge
-		{"0", 5},   // the first plan's output and the 4 arrivals
+		{"100", 2, 1}, // the first plan's output and the arrivals' merge
+		{"0", 5, 0},   // the first plan's output and the 4 arrivals
 	} {
 		t.Run("replan-interval="+tc.replan, func(t *testing.T) {
 			b := sqliteBackend(t)
@@ -267,13 +270,23 @@ func TestReplanMergesArrivals(t *testing.T) {
 			w := newWriter(cat, "db.events", "orders")
 			next := fill(t, w, 6, 20, 2) // 6 files in each of 2 partitions
 
+			tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+				"maintenance.rewrite-data-files.min-interval.ms", "0",
+				"maintenance.rewrite-data-files.trigger.data-file-count", "5",
+				// 4: a re-plan takes a partition's arrivals only once all
+				// four are in.
+				"maintenance.rewrite-data-files.min-input-files", "4",
+				// One slot, held by the first group: a re-planned group
+				// starts in the extra slot.
+				"maintenance.rewrite-data-files.max-concurrent-groups", "1",
+				"maintenance.rewrite-data-files.replan-interval.ms", tc.replan)...))
 			// The run's first group waits until the arrivals are committed
-			// and a re-planned group started (or 2 s passed).
-			var calls atomic.Int32
+			// and, with re-plans on, a re-planned group started.
+			var calls, tickers atomic.Int32
 			started, replanned, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
-			orig := executeGroup
-			t.Cleanup(func() { executeGroup = orig })
-			executeGroup = func(ctx context.Context, tbl *table.Table, g table.CompactionTaskGroup, opts ...table.CompactionGroupOption) (table.CompactionGroupResult, error) {
+			ticks := make(chan time.Time)
+			compact := tk.seams.compact
+			tk.seams.compact = func(ctx context.Context, tbl *table.Table, g table.CompactionTaskGroup, opts ...table.CompactionGroupOption) (table.CompactionGroupResult, error) {
 				switch calls.Add(1) {
 				case 1:
 					close(started)
@@ -281,7 +294,11 @@ func TestReplanMergesArrivals(t *testing.T) {
 				case 2: // a re-planned group, while the only slot is held
 					close(replanned)
 				}
-				return orig(ctx, tbl, g, opts...)
+				return compact(ctx, tbl, g, opts...)
+			}
+			tk.seams.ticker = func(time.Duration) (<-chan time.Time, func()) {
+				tickers.Add(1)
+				return ticks, func() {}
 			}
 			go func() {
 				defer close(release)
@@ -293,27 +310,25 @@ func TestReplanMergesArrivals(t *testing.T) {
 					}
 					next += 20
 				}
+				if tc.replan == "0" {
+					return // no ticker: nothing would receive a tick
+				}
+				ticks <- time.Now()
 				select {
 				case <-replanned:
-				case <-time.After(2 * time.Second):
+				case <-time.After(time.Minute):
+					t.Error("no re-planned group started a minute after the tick")
 				}
 			}()
 
-			tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
-				"maintenance.rewrite-data-files.min-interval.ms", "0",
-				"maintenance.rewrite-data-files.trigger.data-file-count", "5",
-				// 4: a re-plan takes a partition's arrivals only once all
-				// four are in, whatever the timing.
-				"maintenance.rewrite-data-files.min-input-files", "4",
-				// One slot, held by the first group: a re-planned group
-				// starts in the extra slot.
-				"maintenance.rewrite-data-files.max-concurrent-groups", "1",
-				"maintenance.rewrite-data-files.replan-interval.ms", tc.replan)...))
 			runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData)
 			if len(runs) != 1 {
 				t.Fatalf("runs = %+v; want one", runs)
 			}
 			t.Logf("%s", runs[0].Detail)
+			if got := tickers.Load(); got != tc.wantTickers {
+				t.Fatalf("replan-interval %s started %d re-plan ticker(s); want %d", tc.replan, got, tc.wantTickers)
+			}
 			sh := shape(t, cat, "db.events")
 			if tc.replan != "0" && runs[0].FilesAfter != sh.DataFiles {
 				t.Fatalf("the run reports %d files after; the table holds %d", runs[0].FilesAfter, sh.DataFiles)

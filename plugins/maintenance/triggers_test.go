@@ -69,11 +69,14 @@ func TestCommitCountSinceLastRun(t *testing.T) {
 	createTable(t, cat, "db.events", nil)
 	w := newWriter(cat, "db.events", "orders")
 	fill(t, w, 5, 2, 2)
-	time.Sleep(20 * time.Millisecond)
-	mark := time.Now()
-	time.Sleep(20 * time.Millisecond)
+	// The mark is the fifth commit's own time: commitsSince counts the
+	// snapshots strictly after it.
+	mark := time.UnixMilli(shape(t, cat, "db.events").Tbl.CurrentSnapshot().TimestampMs)
 	fill(t, w, 3, 2, 2)
 	ch := shape(t, cat, "db.events")
+	if s := ch.Tbl.Metadata().Snapshots()[5]; s.TimestampMs <= mark.UnixMilli() {
+		t.Fatalf("the sixth commit's time %d is not after the fifth's %d", s.TimestampMs, mark.UnixMilli())
+	}
 	if n := commitsSince(ch, time.Time{}); n != 8 {
 		t.Errorf("commits since never: %d", n)
 	}
