@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"errors"
 	"maps"
 	"strconv"
 	"strings"
@@ -8,14 +9,21 @@ import (
 )
 
 // Config is a connector's config as one component sees it: every key of the
-// connector, with the component's defaults filled in. Values were validated
-// against the component's [Spec] before Open, so the typed getters return
-// the zero value only for absent keys.
+// connector, with the component's defaults filled in. Before Open, the SDK
+// validated it against the component's [Spec] (types, choices, the fields'
+// checks and the spec's own), so a plugin reads it without checking again.
+//
+// The typed getters ([Config.Int], [Config.Bool], …) return the zero value
+// and no error for an absent or blank key, and an error naming the key for
+// a value of the wrong type, which only a config that skipped the spec can
+// hold (one built with [NewConfig] in a test, say). To read many keys and
+// check once, use [Config.Reader].
 type Config struct {
 	values map[string]string
 }
 
-// NewConfig wraps a plain map, without defaults. Tests use it.
+// NewConfig wraps a plain map, without defaults or validation. Tests use
+// it.
 func NewConfig(values map[string]string) Config {
 	return Config{values: maps.Clone(values)}
 }
@@ -29,34 +37,50 @@ func (c Config) Get(key string) (string, bool) {
 // String returns the value of key, or "".
 func (c Config) String(key string) string { return c.values[key] }
 
-// Int returns the value of key as an int, or 0.
-func (c Config) Int(key string) int {
-	n, _ := strconv.Atoi(strings.TrimSpace(c.values[key]))
-	return n
+// typed reads key with parse; a blank value is the zero value.
+func typed[T any](c Config, key string, t Type, parse func(string) (T, error)) (T, error) {
+	var zero T
+	v := strings.TrimSpace(c.values[key])
+	if v == "" {
+		return zero, nil
+	}
+	n, err := parse(v)
+	if err != nil {
+		return zero, KeyError(key, "invalid %s value %q", strings.ToLower(string(t)), c.values[key])
+	}
+	return n, nil
 }
 
-// Int64 returns the value of key as an int64, or 0.
-func (c Config) Int64(key string) int64 {
-	n, _ := strconv.ParseInt(strings.TrimSpace(c.values[key]), 10, 64)
-	return n
+// Int returns the value of key as an int. The error is a [ConfigError]
+// naming the key.
+func (c Config) Int(key string) (int, error) {
+	return typed(c, key, TypeInt, strconv.Atoi)
 }
 
-// Float64 returns the value of key as a float64, or 0.
-func (c Config) Float64(key string) float64 {
-	n, _ := strconv.ParseFloat(strings.TrimSpace(c.values[key]), 64)
-	return n
+// Int64 returns the value of key as an int64. The error is a
+// [ConfigError] naming the key.
+func (c Config) Int64(key string) (int64, error) {
+	return typed(c, key, TypeLong, func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) })
 }
 
-// Bool returns the value of key as a bool, or false.
-func (c Config) Bool(key string) bool {
-	b, _ := strconv.ParseBool(strings.TrimSpace(c.values[key]))
-	return b
+// Float64 returns the value of key as a float64. The error is a
+// [ConfigError] naming the key.
+func (c Config) Float64(key string) (float64, error) {
+	return typed(c, key, TypeDouble, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 }
 
-// Duration returns the value of key as a duration ("10s" or milliseconds).
-func (c Config) Duration(key string) time.Duration {
-	d, _ := ParseDuration(c.values[key])
-	return d
+// Bool returns the value of key as a bool ("true", "false", "1", "0", …,
+// as strconv.ParseBool reads them). The error is a [ConfigError] naming
+// the key.
+func (c Config) Bool(key string) (bool, error) {
+	return typed(c, key, TypeBoolean, strconv.ParseBool)
+}
+
+// Duration returns the value of key as a duration: a Go duration ("10s")
+// or plain milliseconds ("1000"). The error is a [ConfigError] naming the
+// key.
+func (c Config) Duration(key string) (time.Duration, error) {
+	return typed(c, key, TypeDuration, ParseDuration)
 }
 
 // List returns the comma-separated items of key, trimmed, empty ones dropped.
@@ -84,3 +108,54 @@ func (c Config) Prefixed(prefix string) map[string]string {
 
 // Map returns a copy of every key and value.
 func (c Config) Map() map[string]string { return maps.Clone(c.values) }
+
+// Reader returns a reader of c's typed values that keeps their errors, so
+// a plugin reads every key it needs and checks once, with every bad key
+// named:
+//
+//	r := cfg.Reader()
+//	s := settings{size: r.Int("batch.size"), linger: r.Duration("batch.linger.ms")}
+//	if err := r.Err(); err != nil {
+//		return settings{}, err
+//	}
+func (c Config) Reader() *ConfigReader { return &ConfigReader{c: c} }
+
+// ConfigReader reads typed values from a [Config] like its getters do, and
+// keeps the errors instead of returning them; a bad value reads as the
+// zero value. Not safe for concurrent use.
+type ConfigReader struct {
+	c    Config
+	errs []error
+}
+
+func keep[T any](r *ConfigReader, v T, err error) T {
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+	return v
+}
+
+// Int is [Config.Int], keeping the error.
+func (r *ConfigReader) Int(key string) int { n, err := r.c.Int(key); return keep(r, n, err) }
+
+// Int64 is [Config.Int64], keeping the error.
+func (r *ConfigReader) Int64(key string) int64 { n, err := r.c.Int64(key); return keep(r, n, err) }
+
+// Float64 is [Config.Float64], keeping the error.
+func (r *ConfigReader) Float64(key string) float64 {
+	n, err := r.c.Float64(key)
+	return keep(r, n, err)
+}
+
+// Bool is [Config.Bool], keeping the error.
+func (r *ConfigReader) Bool(key string) bool { b, err := r.c.Bool(key); return keep(r, b, err) }
+
+// Duration is [Config.Duration], keeping the error.
+func (r *ConfigReader) Duration(key string) time.Duration {
+	d, err := r.c.Duration(key)
+	return keep(r, d, err)
+}
+
+// Err returns every error kept so far, joined ([errors.Join]; each is a
+// [ConfigError] naming its key), or nil.
+func (r *ConfigReader) Err() error { return errors.Join(r.errs...) }

@@ -40,11 +40,16 @@ func Example_spec() {
 		fmt.Println(e)
 	}
 	cfg := spec.Config(map[string]string{"topic": "orders"})
-	fmt.Println(cfg.String("topic"), cfg.Duration("poll.interval"), cfg.Int("batch.size"))
+	r := cfg.Reader() // typed values; every bad one is named by Err
+	fmt.Println(cfg.String("topic"), r.Duration("poll.interval"), r.Int("batch.size"), r.Err())
+	// A value that skipped the spec (a test's config) is an error naming the key.
+	_, err := sdk.NewConfig(map[string]string{"batch.size": "many"}).Int("batch.size")
+	fmt.Println(err)
 	// Output:
 	// topic: missing required configuration "topic" which has no default value
 	// batch.size: must be at least 1
-	// orders 500ms 1000
+	// orders 500ms 1000 <nil>
+	// batch.size: invalid int value "many"
 }
 
 // A check states a rule between keys; KeyError puts its message under the
@@ -122,7 +127,11 @@ func Example_partitioner() {
 type counter struct{}
 
 func (counter) Open(_ context.Context, req sdk.SourceOpenRequest) (sdk.SourceTask, error) {
-	return &counterTask{host: req.Host, rows: req.Config.Int("rows")}, nil
+	rows, err := req.Config.Int("rows")
+	if err != nil {
+		return nil, err
+	}
+	return &counterTask{host: req.Host, rows: rows}, nil
 }
 
 type counterTask struct {

@@ -286,7 +286,7 @@ func TestConfigErrorsNameEveryKey(t *testing.T) {
 		}
 	}
 	cfg, err := s.config(Component{Name: "y", Source: sourceFunc(nil), Spec: NewSpec(Int("n").Default("7"))}, map[string]string{"other": "1"})
-	if err != nil || cfg.Int("n") != 7 || cfg.String("other") != "1" {
+	if n, nerr := cfg.Int("n"); err != nil || nerr != nil || n != 7 || cfg.String("other") != "1" {
 		t.Errorf("defaults not applied: %v, %v", cfg.Map(), err)
 	}
 }

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -127,22 +128,22 @@ func (f *Field) OneOf(values ...string) *Field {
 	return f
 }
 
-// Min requires a numeric value of at least min.
+// Min requires a numeric value of at least min (NaN is not).
 func (f *Field) Min(min float64) *Field {
 	return f.Check(func(v string) error {
-		n, err := strconv.ParseFloat(v, 64)
-		if err == nil && n < min {
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err == nil && !(n >= min) {
 			return fmt.Errorf("must be at least %v", min)
 		}
 		return nil
 	})
 }
 
-// Max requires a numeric value of at most max.
+// Max requires a numeric value of at most max (NaN is not).
 func (f *Field) Max(max float64) *Field {
 	return f.Check(func(v string) error {
-		n, err := strconv.ParseFloat(v, 64)
-		if err == nil && n > max {
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err == nil && !(n <= max) {
 			return fmt.Errorf("must be at most %v", max)
 		}
 		return nil
@@ -352,6 +353,25 @@ func configErrors(err error) []ConfigError {
 		}
 	}
 	return []ConfigError{{Message: err.Error()}}
+}
+
+// Parse is what the SDK does with a connector's config before Open: it
+// validates raw ([Spec.Validate]) and applies the defaults
+// ([Spec.Config]). The error joins one [ConfigError] per problem
+// ([errors.Join]), in Validate's order. An Open called by the SDK gets a
+// parsed config already; code that builds a config itself (a test, a
+// program embedding a component) parses it first, and an Open that wants
+// such callers to get the SDK's errors may parse again: Parse of a parsed
+// config returns it unchanged.
+func (s Spec) Parse(raw map[string]string) (Config, error) {
+	if errs := s.Validate(raw); len(errs) > 0 {
+		all := make([]error, len(errs))
+		for i, e := range errs {
+			all[i] = e
+		}
+		return Config{}, errors.Join(all...)
+	}
+	return s.Config(raw), nil
 }
 
 // Config applies the spec's defaults to raw and returns the result.

@@ -54,7 +54,11 @@ func TestSpecChecksRunAfterTheFields(t *testing.T) {
 	spec := base.WithCheck(func(cfg Config) error {
 		seen = append(seen, cfg)
 		if cfg.String("a") == "" {
-			return KeyError("a", "set a when n is %d", cfg.Int("n"))
+			n, err := cfg.Int("n")
+			if err != nil {
+				return err
+			}
+			return KeyError("a", "set a when n is %d", n)
 		}
 		return nil
 	}).WithCheck(func(Config) error { return errors.New("second check") })

@@ -51,9 +51,13 @@ func (modulo) Open(_ context.Context, req sdk.PartitionerOpenRequest) (sdk.Parti
 	if req.Writers < 1 {
 		return nil, fmt.Errorf("modulo: %d writers; need at least one", req.Writers)
 	}
+	stride, err := req.Config.Int64("modulo.stride")
+	if err != nil {
+		return nil, err
+	}
 	t := &task{
 		writers: uint64(req.Writers),
-		stride:  req.Config.Int64("modulo.stride"),
+		stride:  stride,
 		column:  req.Config.String("modulo.column"),
 		counts:  make([]atomic.Int64, req.Writers),
 	}

@@ -197,29 +197,33 @@ func ParseSettings(name string, cfg map[string]string) (Settings, error) {
 		return Settings{}, fmt.Errorf("connector %s: %w", name, errors.Join(all...))
 	}
 	c := spec.Config(cfg)
+	r := c.Reader()
 	s := Settings{
-		Tasks:              c.Int(KeyTasksMax),
-		CommitInterval:     c.Duration(KeyCommitInterval),
-		MaxPending:         c.Int(KeyMaxPending),
-		MaxBufferedBytes:   c.Int64(KeyMaxBufferedBytes),
-		MaxInflight:        c.Int(KeyMaxInflight),
-		RestartMaxAttempts: c.Int(KeyRestartMaxAttempts),
-		RestartBackoff:     c.Duration(KeyRestartBackoff),
+		Tasks:              r.Int(KeyTasksMax),
+		CommitInterval:     r.Duration(KeyCommitInterval),
+		MaxPending:         r.Int(KeyMaxPending),
+		MaxBufferedBytes:   r.Int64(KeyMaxBufferedBytes),
+		MaxInflight:        r.Int(KeyMaxInflight),
+		RestartMaxAttempts: r.Int(KeyRestartMaxAttempts),
+		RestartBackoff:     r.Duration(KeyRestartBackoff),
 		Processes:          map[sdk.Kind]ProcessLimits{},
 	}
 	if _, set := cfg[KeyCommitInterval]; !set {
 		if alt, ok := cfg[KeyCommitIntervalAlt]; ok && strings.TrimSpace(alt) != "" {
-			s.CommitInterval = c.Duration(KeyCommitIntervalAlt)
+			s.CommitInterval = r.Duration(KeyCommitIntervalAlt)
 		}
 	}
 	for _, k := range sdk.AllKinds() {
 		var l ProcessLimits
-		l.CPUs = c.Float64(processKey(k, "cpus"))
+		l.CPUs = r.Float64(processKey(k, "cpus"))
 		if v := c.String(processKey(k, "memory")); v != "" {
 			l.MemoryBytes, _ = parseBytes(v)
 		}
-		l.Nice = c.Int(processKey(k, "nice"))
+		l.Nice = r.Int(processKey(k, "nice"))
 		s.Processes[k] = l
+	}
+	if err := r.Err(); err != nil {
+		return Settings{}, fmt.Errorf("connector %s: %w", name, err)
 	}
 	d, err := dlq.ParseConfig(name, c.Map())
 	if err != nil {

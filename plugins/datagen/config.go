@@ -101,20 +101,16 @@ type settings struct {
 // parseSettings validates a connector config (defaults applied by the
 // spec) for a connector of tasks tasks. Errors name the key.
 func parseSettings(raw sdk.Config, tasks int) (settings, error) {
-	sp := spec()
-	cfg := sp.Config(raw.Map())
-	if errs := sp.Validate(cfg.Map()); len(errs) > 0 {
-		joined := make([]error, len(errs))
-		for i, e := range errs {
-			joined[i] = e
-		}
-		return settings{}, errors.Join(joined...)
+	cfg, err := spec().Parse(raw.Map())
+	if err != nil {
+		return settings{}, err
 	}
+	r := cfg.Reader()
 	s := settings{
-		rate:       cfg.Float64(KeyRate),
-		count:      cfg.Int64(KeyCount),
-		partitions: cfg.Int(KeyPartitions),
-		batchSize:  cfg.Int(KeyBatchSize),
+		rate:       r.Float64(KeyRate),
+		count:      r.Int64(KeyCount),
+		partitions: r.Int(KeyPartitions),
+		batchSize:  r.Int(KeyBatchSize),
 	}
 	if s.partitions == 0 {
 		s.partitions = max(tasks, 1)
@@ -146,13 +142,16 @@ func parseSettings(raw sdk.Config, tasks int) (settings, error) {
 	}
 	start, _ := time.Parse(time.RFC3339, strings.TrimSpace(cfg.String(KeyTimestampStart)))
 	s.opts = generate.Options{
-		Seed:           uint64(cfg.Int64(KeySeed)),
+		Seed:           uint64(r.Int64(KeySeed)),
 		KeyField:       strings.TrimSpace(cfg.String(KeyKeyField)),
-		KeyCardinality: cfg.Int(KeyKeyCardinality),
+		KeyCardinality: r.Int(KeyKeyCardinality),
 		KeySkew:        generate.Skew(cfg.String(KeyKeySkew)),
-		ZipfS:          cfg.Float64(KeyZipfS),
+		ZipfS:          r.Float64(KeyZipfS),
 		TimestampStart: start,
-		TimestampStep:  time.Duration(cfg.Int64(KeyTimestampStep)) * time.Millisecond,
+		TimestampStep:  time.Duration(r.Int64(KeyTimestampStep)) * time.Millisecond,
+	}
+	if err := r.Err(); err != nil {
+		return settings{}, err
 	}
 	if s.opts.KeySkew == generate.Zipf && s.opts.KeyCardinality > maxZipfCardinality {
 		return settings{}, fmt.Errorf("%s: %d keys under zipf skew is more than %d", KeyKeyCardinality, s.opts.KeyCardinality, maxZipfCardinality)

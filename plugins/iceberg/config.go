@@ -169,16 +169,12 @@ type settings struct {
 // checkSettings) and reads it. Its errors name the key and say what is
 // expected; errors.As finds an sdk.ConfigError for each problem.
 func parseSettings(cfg sdk.Config) (settings, error) {
-	spec := Spec()
 	raw := cfg.Map()
-	if errs := spec.Validate(raw); len(errs) > 0 {
-		all := make([]error, len(errs))
-		for i, e := range errs {
-			all[i] = e
-		}
-		return settings{}, fmt.Errorf("iceberg sink: invalid config: %w", errors.Join(all...))
+	parsed, err := Spec().Parse(raw)
+	if err != nil {
+		return settings{}, fmt.Errorf("iceberg sink: invalid config: %w", err)
 	}
-	s, err := readSettings(spec.Config(raw), raw)
+	s, err := readSettings(parsed, raw)
 	if err != nil {
 		return settings{}, fmt.Errorf("iceberg sink: invalid config: %w", err)
 	}
@@ -196,18 +192,22 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		errs = append(errs, sdk.KeyError(key, format, args...))
 	}
 
+	r := cfg.Reader()
 	s := settings{
-		autoCreate:      cfg.Bool(keyAutoCreate),
-		evolve:          cfg.Bool(keyEvolve),
+		autoCreate:      r.Bool(keyAutoCreate),
+		evolve:          r.Bool(keyEvolve),
 		tablePartBy:     map[string][]partitionTerm{},
 		tableProps:      map[string]string{},
-		targetFileSize:  cfg.Int64(keyTargetFileSize),
+		targetFileSize:  r.Int64(keyTargetFileSize),
 		routeRegex:      map[string]*regexp.Regexp{},
-		dynamic:         cfg.Bool(keyDynamic),
-		sourceMetadata:  cfg.Bool(keySourceMetadata),
-		retryAttempts:   cfg.Int(keyRetryAttempts),
-		retryBackoff:    cfg.Duration(keyRetryBackoff),
-		retryMaxBackoff: cfg.Duration(keyRetryMaxBackoff),
+		dynamic:         r.Bool(keyDynamic),
+		sourceMetadata:  r.Bool(keySourceMetadata),
+		retryAttempts:   r.Int(keyRetryAttempts),
+		retryBackoff:    r.Duration(keyRetryBackoff),
+		retryMaxBackoff: r.Duration(keyRetryMaxBackoff),
+	}
+	if err := r.Err(); err != nil {
+		errs = append(errs, err)
 	}
 	cat, err := lake.ParseCatalogConfig(raw)
 	if err != nil {

@@ -232,14 +232,9 @@ type settings struct {
 // then checkSettings) and returns the task's settings. Errors name the key
 // and say what to change; errors.As finds an sdk.ConfigError for each.
 func parseSettings(raw sdk.Config, connector string, task int) (settings, error) {
-	sp := spec()
-	cfg := sp.Config(raw.Map())
-	if errs := sp.Validate(cfg.Map()); len(errs) > 0 {
-		joined := make([]error, len(errs))
-		for i, e := range errs {
-			joined[i] = e
-		}
-		return settings{}, errors.Join(joined...)
+	cfg, err := spec().Parse(raw.Map())
+	if err != nil {
+		return settings{}, err
 	}
 	return readSettings(cfg, connector, task)
 }
@@ -252,14 +247,15 @@ func readSettings(cfg sdk.Config, connector string, task int) (settings, error) 
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, sdk.KeyError(key, format, args...))
 	}
+	r := cfg.Reader()
 	s := settings{
 		topics:     cfg.List(KeyTopics),
 		groupID:    strings.TrimSpace(cfg.String(KeyConsumerGroupID)),
 		autoReset:  cfg.String(KeyAutoOffsetReset),
 		keyFormat:  cfg.String(KeyKeyFormat),
-		batchSize:  cfg.Int(KeyBatchSize),
-		linger:     cfg.Duration(KeyBatchLinger),
-		maxBytes:   cfg.Int64(KeyBufferMaxBytes),
+		batchSize:  r.Int(KeyBatchSize),
+		linger:     r.Duration(KeyBatchLinger),
+		maxBytes:   r.Int64(KeyBufferMaxBytes),
 		nullValues: cfg.String(KeyNullValues),
 	}
 	regex := strings.TrimSpace(cfg.String(KeyTopicsRegex))
@@ -299,7 +295,7 @@ func readSettings(cfg sdk.Config, connector string, task int) (settings, error) 
 		CertFile:        strings.TrimSpace(cfg.String(KeyRegistryCertLocation)),
 		KeyFile:         strings.TrimSpace(cfg.String(KeyRegistryKeyLocation)),
 		SubjectStrategy: cfg.String(KeySubjectStrategy),
-		Timeout:         cfg.Duration(KeyRegistryTimeout),
+		Timeout:         r.Duration(KeyRegistryTimeout),
 	}
 	if ts := strings.TrimSpace(cfg.String(KeyRegistryTruststore)); ts != "" {
 		if s.registry.CAFile != "" && s.registry.CAFile != ts {
@@ -314,7 +310,10 @@ func readSettings(cfg sdk.Config, connector string, task int) (settings, error) 
 		}
 		s.registry.Username, s.registry.Password = user, pass
 	}
-	s.retryTimeout = cfg.Duration(KeyRegistryRetryTimeout)
+	s.retryTimeout = r.Duration(KeyRegistryRetryTimeout)
+	if err := r.Err(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return settings{}, errors.Join(errs...)
 	}

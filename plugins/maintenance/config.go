@@ -371,35 +371,36 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		return settings{}, fmt.Errorf("iceberg-maintenance: invalid config: %s", strings.Join(msgs, "; "))
 	}
 	cfg = spec.Config(raw)
+	r := cfg.Reader()
 	s := settings{
 		connector:        connector,
 		dataDir:          strings.TrimSpace(cfg.String(keyDataDir)),
 		catalogName:      strings.TrimSpace(cfg.String(keyCatalogName)),
-		pollInterval:     cfg.Duration(keyPollInterval),
-		lockLease:        cfg.Duration(keyLockLease),
-		maxAttempts:      cfg.Int(keyMaxAttempts),
-		historyRuns:      cfg.Int(keyHistoryRuns),
-		dynamic:          cfg.Bool(keyDynamic),
+		pollInterval:     r.Duration(keyPollInterval),
+		lockLease:        r.Duration(keyLockLease),
+		maxAttempts:      r.Int(keyMaxAttempts),
+		historyRuns:      r.Int(keyHistoryRuns),
+		dynamic:          r.Bool(keyDynamic),
 		enabled:          map[string]bool{},
 		triggers:         map[string]thresholds{},
-		targetFileSize:   cfg.Int64(keyTargetFileSize),
-		minInputFiles:    cfg.Int(keyMinInputFiles),
+		targetFileSize:   r.Int64(keyTargetFileSize),
+		minInputFiles:    r.Int(keyMinInputFiles),
 		strategy:         cfg.String(keyStrategy),
-		sizeRatio:        cfg.Float64(keySizeRatio),
-		partialProgress:  cfg.Bool(keyPartialProgress),
-		maxCommits:       cfg.Int(keyMaxCommits),
-		maxGroups:        cfg.Int(keyMaxGroups),
-		maxRunBytes:      cfg.Int64(keyMaxRunBytes),
-		replanInterval:   cfg.Duration(keyReplanInterval),
-		copyRowGroupsMin: cfg.Int64(keyCopyRowGroups),
-		copyRowGroupsMax: cfg.Int(keyCopyRowGroupsMax),
-		skipNewest:       cfg.Duration(keySkipNewest),
-		manifestTarget:   cfg.Int64(keyManifestTarget),
-		retainLast:       cfg.Int(keyExpireRetainLast),
-		maxAge:           cfg.Duration(keyExpireMaxAge),
-		orphanAge:        cfg.Duration(keyOrphanOlderThan),
-		orphanDryRun:     cfg.Bool(keyOrphanDryRun),
-		metadataRetain:   cfg.Int(keyMetadataRetainLast),
+		sizeRatio:        r.Float64(keySizeRatio),
+		partialProgress:  r.Bool(keyPartialProgress),
+		maxCommits:       r.Int(keyMaxCommits),
+		maxGroups:        r.Int(keyMaxGroups),
+		maxRunBytes:      r.Int64(keyMaxRunBytes),
+		replanInterval:   r.Duration(keyReplanInterval),
+		copyRowGroupsMin: r.Int64(keyCopyRowGroups),
+		copyRowGroupsMax: r.Int(keyCopyRowGroupsMax),
+		skipNewest:       r.Duration(keySkipNewest),
+		manifestTarget:   r.Int64(keyManifestTarget),
+		retainLast:       r.Int(keyExpireRetainLast),
+		maxAge:           r.Duration(keyExpireMaxAge),
+		orphanAge:        r.Duration(keyOrphanOlderThan),
+		orphanDryRun:     r.Bool(keyOrphanDryRun),
+		metadataRetain:   r.Int(keyMetadataRetainLast),
 	}
 	var err error
 	if s.intermediateCompression, err = parseCompression(cfg.String(keyIntermediateCompression)); err != nil {
@@ -416,18 +417,21 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 	}
 	for _, task := range allTasks {
 		k := func(sfx string) string { return prefix + task + sfx }
-		s.enabled[task] = cfg.Bool(k(sfxEnabled))
+		s.enabled[task] = r.Bool(k(sfxEnabled))
 		s.triggers[task] = thresholds{
-			commitCount:     cfg.Int64(k(sfxCommitCount)),
-			dataFileCount:   cfg.Int64(k(sfxDataFileCount)),
-			smallFileCount:  cfg.Int64(k(sfxSmallFileCount)),
-			smallFileBytes:  cfg.Int64(k(sfxSmallFileBytes)),
-			deleteFileCount: cfg.Int64(k(sfxDeleteFileCount)),
-			snapshotCount:   cfg.Int64(k(sfxSnapshotCount)),
-			manifestCount:   cfg.Int64(k(sfxManifestCount)),
-			interval:        cfg.Duration(k(sfxInterval)),
-			minInterval:     cfg.Duration(k(sfxMinInterval)),
+			commitCount:     r.Int64(k(sfxCommitCount)),
+			dataFileCount:   r.Int64(k(sfxDataFileCount)),
+			smallFileCount:  r.Int64(k(sfxSmallFileCount)),
+			smallFileBytes:  r.Int64(k(sfxSmallFileBytes)),
+			deleteFileCount: r.Int64(k(sfxDeleteFileCount)),
+			snapshotCount:   r.Int64(k(sfxSnapshotCount)),
+			manifestCount:   r.Int64(k(sfxManifestCount)),
+			interval:        r.Duration(k(sfxInterval)),
+			minInterval:     r.Duration(k(sfxMinInterval)),
 		}
+	}
+	if err := r.Err(); err != nil {
+		return settings{}, fmt.Errorf("iceberg-maintenance: invalid config: %w", err)
 	}
 
 	explicit := cfg.List(keyTables)

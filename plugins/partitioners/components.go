@@ -33,7 +33,7 @@ func Components() []sdk.Component {
 			Version: Version,
 			Summary: "Like hash, but keys that carry a large share of the load are spread over several writers, " +
 				"so no writer idles while one drowns.",
-			Spec:        sdk.NewSpec(append([]*sdk.Field{fieldsField()}, skewFields()...)...),
+			Spec:        skewSpec(),
 			Partitioner: skewAware{},
 		},
 	}

@@ -55,6 +55,7 @@ func TestBadConfig(t *testing.T) {
 		{"skew-aware", keySkewDecay, "0"},
 		{"skew-aware", keySkewDecay, "1.5"},
 		{"skew-aware", keySkewSpread, "0.5"},
+		{"skew-aware", keySkewSpread, "NaN"},
 		{"skew-aware", keySkewWidth, "8"},
 		{"skew-aware", keySkewDepth, "17"},
 		{"skew-aware", keySkewHeavy, "0"},

@@ -2,7 +2,6 @@ package partitioners
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -53,6 +52,11 @@ func fieldsField() *sdk.Field {
 			}
 			return nil
 		})
+}
+
+// skewSpec is the skew-aware component's spec.
+func skewSpec() sdk.Spec {
+	return sdk.NewSpec(append([]*sdk.Field{fieldsField()}, skewFields()...)...)
 }
 
 func skewFields() []*sdk.Field {
@@ -121,52 +125,29 @@ type skewConfig struct {
 	heavy     int
 }
 
-// skewConfigFrom reads and checks the skew keys. The host validates them
-// against the spec first; Open checks again so a direct caller (a test, an
-// embedding program) gets the same errors.
-func skewConfigFrom(cfg sdk.Config, writers int) (skewConfig, error) {
+// skewConfigFrom reads the skew keys. The host validates them against
+// the spec before Open; parsing again against the same spec (which holds
+// every range and default) gives a direct caller (a test, an embedding
+// program) the same errors.
+func skewConfigFrom(raw sdk.Config, writers int) (skewConfig, error) {
+	cfg, err := skewSpec().Parse(raw.Map())
+	if err != nil {
+		return skewConfig{}, err
+	}
+	r := cfg.Reader()
 	c := skewConfig{
-		threshold: 1 / (2 * float64(writers)),
-		halfLife:  defaultDecay,
-		spread:    defaultSpread,
-		width:     defaultWidth,
-		depth:     defaultDepth,
-		heavy:     defaultHeavy,
+		threshold: r.Float64(keySkewHotThreshold),
+		halfLife:  float64(r.Int64(keySkewDecay)),
+		spread:    r.Float64(keySkewSpread),
+		width:     r.Int(keySkewWidth),
+		depth:     r.Int(keySkewDepth),
+		heavy:     r.Int(keySkewHeavy),
 	}
-	num := func(key string, lo, hi float64, whole bool, dst *float64) error {
-		v, ok := cfg.Get(key)
-		if !ok || strings.TrimSpace(v) == "" {
-			return nil
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsNaN(f) {
-			return fmt.Errorf("%s: want a number, got %q", key, v)
-		}
-		if whole && f != math.Trunc(f) {
-			return fmt.Errorf("%s: want a whole number, got %q", key, v)
-		}
-		if f < lo || f > hi {
-			return fmt.Errorf("%s: must be between %v and %v, got %v", key, lo, hi, f)
-		}
-		*dst = f
-		return nil
+	if err := r.Err(); err != nil {
+		return skewConfig{}, err
 	}
-	width, depth, heavy := float64(c.width), float64(c.depth), float64(c.heavy)
-	for _, err := range []error{
-		num(keySkewHotThreshold, 0, 1, false, &c.threshold),
-		num(keySkewDecay, 1, math.MaxInt64, true, &c.halfLife),
-		num(keySkewSpread, 1, math.MaxFloat64, false, &c.spread),
-		num(keySkewWidth, 16, 1<<24, true, &width),
-		num(keySkewDepth, 1, maxDepth, true, &depth),
-		num(keySkewHeavy, 1, 1<<16, true, &heavy),
-	} {
-		if err != nil {
-			return skewConfig{}, err
-		}
+	if c.threshold == 0 { // unset: half a writer's fair share
+		c.threshold = 1 / (2 * float64(writers))
 	}
-	if c.threshold <= 0 {
-		return skewConfig{}, fmt.Errorf("%s: must be greater than 0", keySkewHotThreshold)
-	}
-	c.width, c.depth, c.heavy = int(width), int(depth), int(heavy)
 	return c, nil
 }

@@ -46,7 +46,13 @@ func (f *fakeSource) component() sdk.Component {
 	}
 	spec := sdk.NewSpec(rows, sdk.Password("password").Describe("a secret"))
 	if f.checkedRule {
-		spec = spec.WithCheck(func(cfg sdk.Config) error { return rowsRule(cfg.Int("rows")) })
+		spec = spec.WithCheck(func(cfg sdk.Config) error {
+			rows, err := cfg.Int("rows")
+			if err != nil {
+				return err
+			}
+			return rowsRule(rows)
+		})
 	}
 	return sdk.Component{
 		Name:    "fake",
@@ -421,7 +427,11 @@ func (f *fakeMaintenance) component() sdk.Component {
 }
 
 func (f *fakeMaintenance) Open(_ context.Context, req sdk.MaintenanceOpenRequest) (sdk.MaintenanceTask, error) {
-	return &fakeMaintenanceTask{f: f, files: 10, target: int64(req.Config.Int("target.files"))}, nil
+	target, err := req.Config.Int64("target.files")
+	if err != nil {
+		return nil, err
+	}
+	return &fakeMaintenanceTask{f: f, files: 10, target: target}, nil
 }
 
 type fakeMaintenanceTask struct {

@@ -89,7 +89,11 @@ func (t *task) Cycle(ctx context.Context, req sdk.CycleRequest) (sdk.CycleResult
 		run.Error = "commit conflict: branch main has changed"
 		run.FilesAfter = run.FilesBefore
 	}
-	return sdk.CycleResult{Runs: []sdk.TaskRun{run}, Next: t.cfg.Duration("test.next")}, nil
+	next, err := t.cfg.Duration("test.next")
+	if err != nil {
+		return sdk.CycleResult{}, err
+	}
+	return sdk.CycleResult{Runs: []sdk.TaskRun{run}, Next: next}, nil
 }
 
 func (t *task) Status(context.Context) (sdk.MaintenanceStatus, error) {

@@ -44,14 +44,19 @@ func main() {
 type counter struct{}
 
 func (counter) Open(_ context.Context, req sdk.SourceOpenRequest) (sdk.SourceTask, error) {
-	req.Logger.Info("counter opened", "records", req.Config.Int("batch.records"))
-	return &counterTask{
-		n:     req.Config.Int("batch.records"),
-		size:  req.Config.Int("record.bytes"),
+	r := req.Config.Reader()
+	t := &counterTask{
+		n:     r.Int("batch.records"),
+		size:  r.Int("record.bytes"),
 		fail:  req.Config.String("fail"),
-		reuse: req.Config.Bool("reuse"),
+		reuse: r.Bool("reuse"),
 		host:  req.Host,
-	}, nil
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	req.Logger.Info("counter opened", "records", t.n)
+	return t, nil
 }
 
 type counterTask struct {
