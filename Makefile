@@ -39,9 +39,11 @@ test: lint build
 unit:
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
 
+## lint: gofmt, go mod tidy -diff, go vet, golangci-lint (.golangci.yml), the Dockerfile check
 lint:
 	@echo "gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^sdk/internal/pb/')); \
 		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@echo "go mod tidy -diff"; $(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
 	@if [ ! -x $(TOOLS)/golangci-lint ]; then \
 		echo "installing golangci-lint $(GOLANGCI_LINT_VERSION) into .tools (first run only)"; \
