@@ -121,7 +121,7 @@ func TestExamplesValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close(context.Background())
+	defer func() { _ = w.Close(context.Background()) }()
 
 	for _, file := range exampleFiles(t) {
 		if isWorkerConfig(file) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -65,13 +66,14 @@ func dlqRecords(t *testing.T, schemaID int32, n, partitions int) []dlqRecord {
 	return out
 }
 
-func produceDLQRecords(t *testing.T, env harness.Env, topic string, records []dlqRecord) {
+func produceDLQRecords(ctx context.Context, t *testing.T, env harness.Env, topic string, records []dlqRecord) {
 	t.Helper()
 	rs := make([]harness.Record, len(records))
 	for i, r := range records {
 		rs[i] = harness.Record{Partition: r.partition, Value: r.value, Key: []byte(strconv.Itoa(i))}
 	}
-	ctx := harness.Context(t, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
 	if sent, err := harness.Produce(ctx, env, topic, produceSeq(rs)); err != nil || sent != len(rs) {
 		t.Fatalf("produce to %s: %d of %d delivered: %v", topic, sent, len(rs), err)
 	}
@@ -101,7 +103,7 @@ func TestKafkaDeadLetterQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := dlqRecords(t, id, n, partitions)
-	produceDLQRecords(t, env, topic, records)
+	produceDLQRecords(ctx, t, env, topic, records)
 	var bad, good []dlqRecord
 	for _, r := range records {
 		if r.bad != "" {
@@ -224,7 +226,7 @@ func TestKafkaDeadLetterQueue(t *testing.T) {
 		// Three good records, then a bad magic byte at offset 3.
 		rs := dlqRecords(t, id2, 4, 1)
 		rs[3].value[0] = 9
-		produceDLQRecords(t, env, topic2, rs)
+		produceDLQRecords(ctx, t, env, topic2, rs)
 		name := "payments-strict"
 		conn := kafkaConnector(name, topic2, "dlq.strict", map[string]string{"errors.tolerance": "none", "tasks.max": "1"})
 		if _, err := f.API.CreateConnector(ctx, conn); err != nil {

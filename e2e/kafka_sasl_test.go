@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -97,7 +98,8 @@ func TestKafkaSASL(t *testing.T) {
 		if _, err := f.API.CreateConnector(ctx, conn); err != nil {
 			t.Fatal(err)
 		}
-		dctx := harness.Context(t, 90*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
 		waitFrontier(t, dctx, f, name, topic, ends)
 		msgs, err := harness.Consume(dctx, env, dlq, n-int(good))
 		if err != nil {

@@ -143,7 +143,7 @@ func TestValidateChecksSchemaEvolution(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		silent := maps.Clone(conn.Config)
 		silent["schema.registry.url"] = "http://" + l.Addr().String()
 		silent["schema.registry.request.timeout.ms"] = "2000"

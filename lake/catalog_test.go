@@ -80,7 +80,7 @@ func TestOpenEmbeddedCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
+	defer func() { _ = closeFn() }()
 	if cat.CatalogType() != "sql" {
 		t.Fatalf("catalog type = %s", cat.CatalogType())
 	}

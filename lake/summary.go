@@ -57,7 +57,7 @@ func ParseCommit(s *table.Snapshot) (c Commit, ok bool, err error) {
 	c.Offsets = map[string]int64{}
 	if raw := props[SummaryOffsets]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &c.Offsets); err != nil {
-			return Commit{}, false, fmt.Errorf("snapshot %d: %s is not a JSON object of positions: %v", s.SnapshotID, SummaryOffsets, err)
+			return Commit{}, false, fmt.Errorf("snapshot %d: %s is not a JSON object of positions: %w", s.SnapshotID, SummaryOffsets, err)
 		}
 	}
 	c.CommitterID = props[SummaryCommitterID]

@@ -23,7 +23,7 @@ func TestNewestCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
+	defer func() { _ = closeFn() }()
 	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -313,7 +313,7 @@ func (r *Registry) wrap(err error, what, notFoundHint string) error {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		hint = "check the username and password (basic auth) and the account's permissions"
 	case status == http.StatusNotFound:
-		return fmt.Errorf("schema registry %s: %s: %w: %v: %s", r.url, what, ErrSchemaNotFound, err, notFoundHint)
+		return fmt.Errorf("schema registry %s: %s: %w: %w: %s", r.url, what, ErrSchemaNotFound, err, notFoundHint)
 	case status >= 500:
 		hint = "the registry failed; check its logs"
 	case status > 0:

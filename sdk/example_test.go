@@ -289,7 +289,7 @@ func Example_sink() {
 	task, _ := memSink{}.Open(ctx, sdk.SinkOpenRequest{Writers: 2, Logger: slog.New(slog.DiscardHandler)})
 	b := exampleBatch("orders/0", 0, []string{"a", "b", "c"})
 	defer b.Records.Release()
-	task.Write(ctx, sdk.WriteRequest{Checkpoint: 1, Batch: b, Writers: []uint32{0, 1, 1}})
+	_, _ = task.Write(ctx, sdk.WriteRequest{Checkpoint: 1, Batch: b, Writers: []uint32{0, 1, 1}})
 	results, _ := task.Flush(ctx, 1)
 	commits, _ := task.Commit(ctx, sdk.CommitRequest{
 		Checkpoint: 1,

@@ -45,24 +45,28 @@ const closeTimeout = time.Second
 // floe reads and relabels; the level is info unless the host sets
 // FLOE_PLUGIN_LOG_LEVEL (trace, debug, info, warn, error).
 func Serve(components ...Component) {
+	// Serve is a plugin's main: the process's lifetime is its context.
+	ctx := context.Background()
 	stderr := os.Stderr // go-plugin redirects os.Stderr once serving; keep the real one for logs
 	srv, err := newServer(components, newPluginLogger(stderr, levelFromEnv()))
+	// The writes to stderr below precede exit 1, which says what happened
+	// when a write fails.
 	if err != nil {
-		fmt.Fprintf(stderr, "floe plugin %s: %v\n", filepath.Base(os.Args[0]), err)
+		_, _ = fmt.Fprintf(stderr, "floe plugin %s: %v\n", filepath.Base(os.Args[0]), err)
 		os.Exit(1)
 	}
 	if os.Getenv(handshake.MagicCookieKey) != handshake.MagicCookieValue {
-		fmt.Fprintf(stderr, "%s is a floe plugin; floe starts it, it does not run on its own.\n"+
+		_, _ = fmt.Fprintf(stderr, "%s is a floe plugin; floe starts it, it does not run on its own.\n"+
 			"Put it in a folder listed in the worker's plugin.path and run `floe plugins` to see it.\n"+
 			"It offers:\n", filepath.Base(os.Args[0]))
 		for _, c := range srv.components {
-			fmt.Fprintf(stderr, "  %-12s %s %s\n", c.Kind(), c.Name, c.Version)
+			_, _ = fmt.Fprintf(stderr, "  %-12s %s %s\n", c.Kind(), c.Name, c.Version)
 		}
 		os.Exit(1)
 	}
 	sigterm := make(chan os.Signal, 1)
 	signal.Notify(sigterm, syscall.SIGTERM)
-	go watchParent(srv, os.Getppid(), parentPoll, sigterm)
+	go watchParent(ctx, srv, os.Getppid(), parentPoll, sigterm)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  handshake.Config(),
 		VersionedPlugins: map[int]plugin.PluginSet{handshake.ProtocolVersion: srv.pluginSet()},
@@ -74,7 +78,7 @@ func Serve(components ...Component) {
 			JSONFormat: true,
 		}),
 	})
-	srv.closeAll(closeTimeout)
+	srv.closeAll(ctx, closeTimeout)
 }
 
 // parentPoll is how often a plugin checks that the floe host still runs.
@@ -85,7 +89,7 @@ const parentPoll = time.Second
 // its tasks hold, such as a Kafka consumer group membership. It looks
 // every tick, and at once on SIGTERM, which Linux sends when the host dies
 // (see sdk/client); a SIGTERM while the host runs is ignored.
-func watchParent(srv *server, ppid int, every time.Duration, sigterm <-chan os.Signal) {
+func watchParent(ctx context.Context, srv *server, ppid int, every time.Duration, sigterm <-chan os.Signal) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -97,7 +101,7 @@ func watchParent(srv *server, ppid int, every time.Duration, sigterm <-chan os.S
 		}
 		if os.Getppid() != ppid {
 			srv.log.Warn("the floe host that started this plugin is gone; exiting", "host_pid", ppid)
-			srv.closeAll(closeTimeout)
+			srv.closeAll(ctx, closeTimeout)
 			os.Exit(1)
 		}
 		if signalled {
@@ -156,7 +160,7 @@ func ServeInProcess(ctx context.Context, opts InProcessOptions, components ...Co
 			},
 		})
 		<-served
-		srv.closeAll(closeTimeout)
+		srv.closeAll(ctx, closeTimeout)
 	}()
 	select {
 	case rc := <-reattach:

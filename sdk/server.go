@@ -265,9 +265,11 @@ func (h *handles[T]) drain() []T {
 
 // closeAll closes every task still open when the server stops, so
 // in-process servers and plugins ended by the host release what they hold.
-// As Close does, it first ends the calls in flight on each task.
-func (s *server) closeAll(timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+// As Close does, it first ends the calls in flight on each task. The
+// closes get timeout; ctx's end does not cut them short (the server runs
+// closeAll because its context ended).
+func (s *server) closeAll(ctx context.Context, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	closeEach := func(close func(context.Context, *slog.Logger) error) {

@@ -328,7 +328,9 @@ func (s Spec) Validate(cfg map[string]string) []ConfigError {
 // problem: the ConfigErrors it holds (joined errors may hold several),
 // and a keyless one for any other error.
 func configErrors(err error) []ConfigError {
-	switch e := err.(type) {
+	// The switch walks the error tree itself (wrappers and joins, one level
+	// at a time), which errors.As cannot: it stops at the first match.
+	switch e := err.(type) { //nolint:errorlint // see above
 	case nil:
 		return nil
 	case ConfigError:

@@ -30,7 +30,7 @@ func BuildUnstripped(ctx context.Context, repo, dir string) error {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 		cmd.Dir = repo
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+			return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 		}
 		return nil
 	}
@@ -62,7 +62,7 @@ func Perf(ctx context.Context, pids []int, d time.Duration, out string) error {
 	cmd := exec.CommandContext(ctx, "perf", "record", "-e", "cpu-clock", "-F", "499", "-g", "-o", out,
 		"-p", strings.Join(ps, ","), "--", "sleep", strconv.Itoa(int(d.Seconds())))
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("perf record: %v\n%s", err, b)
+		return fmt.Errorf("perf record: %w\n%s", err, b)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func PerfTop(ctx context.Context, data string, minPct float64) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("perf report: %v\n%s", err, stderr.String())
+		return "", fmt.Errorf("perf report: %w\n%s", err, stderr.String())
 	}
 	var lines []string
 	for _, l := range strings.Split(stdout.String(), "\n") {
@@ -120,7 +120,7 @@ func PerfBreakdown(ctx context.Context, data string) (string, error) {
 		"-g", "none", "--percent-limit", "0", "--field-separator", "\t")
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("perf report: %v", err)
+		return "", fmt.Errorf("perf report: %w", err)
 	}
 	const kernel = "Linux kernel (syscalls, network, scheduling, page faults)"
 	names := []string{}
@@ -223,7 +223,7 @@ func PerfPaths(ctx context.Context, data string) (string, error) {
 		"-g", "none", "--percent-limit", "0", "--field-separator", "\t")
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("perf report: %v", err)
+		return "", fmt.Errorf("perf report: %w", err)
 	}
 	incl := map[string]map[string]float64{} // sym → comm → %
 	comms := map[string]bool{}

@@ -28,7 +28,7 @@ func TestRawLimitWritesEveryRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 	work := []*Payloads{GeneratePayloads(g, 0, 0, 12_000), GeneratePayloads(g, 1, 0, 8_000)}
 	res, err := raw.Run(ctx, work, 5000, 128<<20)
 	if err != nil {

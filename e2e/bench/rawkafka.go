@@ -64,13 +64,13 @@ func RawConsume(ctx context.Context, bootstrap, topic string, consumers int, wan
 			return ConsumeResult{}, fmt.Errorf("raw consumer: %w", err)
 		}
 		if err := c.Subscribe(topic, nil); err != nil {
-			c.Close()
+			_ = c.Close()
 			return ConsumeResult{}, fmt.Errorf("raw consumer: subscribe %s: %w", topic, err)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			var local uint64
 			for ctx.Err() == nil && count.Load() < want {
 				ev := c.Poll(100)
@@ -108,7 +108,7 @@ func RawConsume(ctx context.Context, bootstrap, topic string, consumers int, wan
 		return res, fmt.Errorf("raw consumer: %w", firstErr)
 	}
 	if res.Records < want {
-		return res, fmt.Errorf("raw consumer: got %d of %d messages: %v", res.Records, want, ctx.Err())
+		return res, fmt.Errorf("raw consumer: got %d of %d messages: %w", res.Records, want, ctx.Err())
 	}
 	res.Wall = time.Duration(lastNs.Load() - firstNs.Load())
 	return res, nil

@@ -200,7 +200,7 @@ func committedRate(t *T, dataDir, table, connector string, want int64) float64 {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	defer cat.Close()
+	defer func() { _ = cat.Close() }()
 	tbl, err := cat.Load(ctx, table)
 	if err != nil {
 		t.Fatalf("%v", err)

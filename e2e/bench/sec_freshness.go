@@ -200,7 +200,7 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	defer cat.Close()
+	defer func() { _ = cat.Close() }()
 	tbl, err := cat.Load(ctx, table)
 	if err != nil {
 		t.Fatalf("%v", err)

@@ -282,7 +282,7 @@ func maintenanceRun(t *T, env harness.Env, o Options, with bool) maintRun {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	defer cat.Close()
+	defer func() { _ = cat.Close() }()
 	sample := func() {
 		tbl, err := cat.Load(ctx, maintTable)
 		if err != nil {
@@ -502,7 +502,7 @@ json.dump({"row_groups": int(rg), "rows": int(rows or 0), "seconds": runs[1]}, s
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return d, fmt.Errorf("duckdb read_parquet: %v: %s", err, stderr.String())
+		return d, fmt.Errorf("duckdb read_parquet: %w: %s", err, stderr.String())
 	}
 	var out struct {
 		RowGroups int     `json:"row_groups"`
@@ -510,7 +510,7 @@ json.dump({"row_groups": int(rg), "rows": int(rows or 0), "seconds": runs[1]}, s
 		Seconds   float64 `json:"seconds"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return d, fmt.Errorf("duckdb read_parquet: %v: %s", err, stdout.String())
+		return d, fmt.Errorf("duckdb read_parquet: %w: %s", err, stdout.String())
 	}
 	d.RowGroups, d.Rows, d.ParquetSeconds = out.RowGroups, out.Rows, out.Seconds
 	return d, nil

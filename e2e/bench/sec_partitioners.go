@@ -145,7 +145,7 @@ func partitionerRun(t *T, env harness.Env, o Options, partitioner string) partRu
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	defer cat.Close()
+	defer func() { _ = cat.Close() }()
 	tbl, err := cat.Load(ctx, "bench.part")
 	if err != nil {
 		t.Fatalf("%v", err)

@@ -269,7 +269,7 @@ func ReadTimestamps(ctx context.Context, location, column string, fn func(v int6
 	if err != nil {
 		return err
 	}
-	defer rdr.Close()
+	defer func() { _ = rdr.Close() }()
 	idx := rdr.MetaData().Schema.ColumnIndexByName(column)
 	if idx < 0 {
 		return fmt.Errorf("%s: no column %s", path, column)

@@ -38,7 +38,7 @@ func RunFloe(t testing.TB, env Env, dir string, timeout time.Duration, args ...s
 		dir = t.TempDir()
 	}
 	marker := randomHex(8)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, env.FloeBin(), args...)
 	cmd.Dir = dir

@@ -297,7 +297,7 @@ func (k *Broker) Start() {
 	if err != nil {
 		k.t.Fatalf("harness: private Kafka: %v", err)
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }()
 	st, _ := logf.Stat()
 	from := st.Size()
 	start := time.Now()

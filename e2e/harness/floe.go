@@ -201,7 +201,7 @@ func (f *Floe) start() {
 	if st, err := logf.Stat(); err == nil {
 		f.logOff = st.Size()
 	}
-	fmt.Fprintf(logf, "==== harness: %s %s (%s)\n", f.env.FloeBin(), strings.Join(f.args, " "), time.Now().Format(time.RFC3339))
+	_, _ = fmt.Fprintf(logf, "==== harness: %s %s (%s)\n", f.env.FloeBin(), strings.Join(f.args, " "), time.Now().Format(time.RFC3339))
 	cmd := exec.Command(f.env.FloeBin(), f.args...)
 	cmd.Dir = f.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -211,13 +211,13 @@ func (f *Floe) start() {
 	// plugins follow (they watch their parent).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		logf.Close()
+		_ = logf.Close()
 		t.Fatalf("harness: start %s: %v", f.env.FloeBin(), err)
 	}
 	p := &process{cmd: cmd, done: make(chan struct{}), log: logf}
 	go func() {
 		p.err = cmd.Wait()
-		logf.Close()
+		_ = logf.Close()
 		close(p.done)
 	}()
 	f.mu.Lock()
@@ -231,7 +231,7 @@ func (f *Floe) start() {
 	if timeout == 0 {
 		timeout = DefaultStartTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	var last error
 	for {
@@ -547,8 +547,8 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	port := l.Addr().(*net.TCPAddr).Port
+	return port, l.Close()
 }
 
 // writeJSON writes v as indented JSON, failing t on error.

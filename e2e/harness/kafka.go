@@ -107,7 +107,7 @@ func EndOffsets(ctx context.Context, env Env, topic string, extra ...KafkaConfig
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	return endOffsets(ctx, c, topic)
 }
 
@@ -118,7 +118,7 @@ func endOffsets(ctx context.Context, c *ckafka.Consumer, topic string) (map[int3
 	}
 	tm, ok := md.Topics[topic]
 	if !ok || tm.Error.Code() != ckafka.ErrNoError {
-		return nil, fmt.Errorf("topic %s: not found (%v)", topic, tm.Error)
+		return nil, fmt.Errorf("topic %s: not found (%w)", topic, tm.Error)
 	}
 	out := map[int32]int64{}
 	for _, p := range tm.Partitions {
@@ -140,7 +140,7 @@ func Consume(ctx context.Context, env Env, topic string, min int, extra ...Kafka
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	var ends map[int32]int64
 	for {
 		ends, err = endOffsets(ctx, c, topic)
@@ -153,7 +153,7 @@ func Consume(ctx context.Context, env Env, topic string, min int, extra ...Kafka
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("consume %s: want at least %d messages, the topic has %d (%v): %w", topic, min, total, err, ctx.Err())
+			return nil, fmt.Errorf("consume %s: want at least %d messages, the topic has %d (%w): %w", topic, min, total, err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -258,7 +258,7 @@ func SetCompatibility(ctx context.Context, env Env, subject, level string) error
 	if err != nil {
 		return fmt.Errorf("set compatibility of %s: %w", subject, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	answer, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("set compatibility of %s to %s: HTTP %d: %s", subject, level, resp.StatusCode, answer)

@@ -83,7 +83,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (*Respon
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)

@@ -169,7 +169,7 @@ func ReadTable(t testing.TB, env Env, engine Engine, ref TableRef, opts ReadOpti
 	if timeout == 0 {
 		timeout = 5 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, env.Python, args...)
 	var stdout, stderr bytes.Buffer

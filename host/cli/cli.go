@@ -91,21 +91,24 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		a.Getenv = os.Getenv
 	}
 	if len(args) == 0 {
-		a.printUsage(a.Stderr)
+		_ = a.printUsage(a.Stderr) // a failed write to stderr has nowhere to go; the exit code says it
 		return 2
 	}
 	name, rest := args[0], args[1:]
 	switch name {
 	case "-h", "-help", "--help":
-		a.printUsage(a.Stdout)
+		if err := a.printUsage(a.Stdout); err != nil {
+			warnf(a.Stderr, "floe: %v\n", err)
+			return 1
+		}
 		return 0
 	case "-version", "--version":
 		name = "version"
 	}
 	cmd := a.lookup(name)
 	if cmd == nil {
-		fmt.Fprintf(a.Stderr, "floe: unknown command %q%s\n", name, suggest(name, a.commandNames()))
-		fmt.Fprintf(a.Stderr, "usage: floe <command> [arguments]; run `floe help` for the commands\n")
+		warnf(a.Stderr, "floe: unknown command %q%s\n", name, suggest(name, a.commandNames()))
+		warnf(a.Stderr, "usage: floe <command> [arguments]; run `floe help` for the commands\n")
 		return 2
 	}
 	err := cmd.run(a, ctx, rest)
@@ -120,19 +123,22 @@ func (a *App) report(cmd *command, err error) int {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		a.printCommandHelp(a.Stdout, cmd)
+		if err := a.printCommandHelp(a.Stdout, cmd); err != nil {
+			warnf(a.Stderr, "floe %s: %v\n", cmd.name, err)
+			return 1
+		}
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(a.Stderr, "floe %s: %s\n", cmd.name, ue.msg)
-		fmt.Fprintf(a.Stderr, "usage: floe %s\nrun `floe help %s` for details\n", cmd.usage, cmd.name)
+		warnf(a.Stderr, "floe %s: %s\n", cmd.name, ue.msg)
+		warnf(a.Stderr, "usage: floe %s\nrun `floe help %s` for details\n", cmd.usage, cmd.name)
 		return 2
 	case errors.As(err, &ee):
 		if ee.err != nil {
-			fmt.Fprintf(a.Stderr, "floe %s: %v\n", cmd.name, ee.err)
+			warnf(a.Stderr, "floe %s: %v\n", cmd.name, ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintf(a.Stderr, "floe %s: %v\n", cmd.name, err)
+	warnf(a.Stderr, "floe %s: %v\n", cmd.name, err)
 	return 1
 }
 
@@ -200,12 +206,13 @@ func versionCommand() *command {
 				return usagef("version takes no arguments")
 			}
 			ver, commit := version()
+			p := newPrinter(a.Stdout)
 			if commit != "" {
-				fmt.Fprintf(a.Stdout, "floe %s (commit %s)\n", ver, commit)
+				p.printf("floe %s (commit %s)\n", ver, commit)
 			} else {
-				fmt.Fprintf(a.Stdout, "floe %s\n", ver)
+				p.printf("floe %s\n", ver)
 			}
-			return nil
+			return p.err
 		},
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -274,19 +273,20 @@ func describeField(id int, name string, t iceberg.Type, required bool, doc strin
 }
 
 // printTable prints a description for people.
-func printTable(w io.Writer, d TableDescription) {
-	fmt.Fprintf(w, "table %s\n", d.Table)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  location\t%s\n", d.Location)
-	fmt.Fprintf(tw, "  metadata\t%s\n", d.MetadataLocation)
-	fmt.Fprintf(tw, "  format version\t%d\n", d.FormatVersion)
-	fmt.Fprintf(tw, "  uuid\t%s\n", d.UUID)
-	fmt.Fprintf(tw, "  last updated\t%s\n", d.LastUpdated.Format(time.RFC3339))
-	_ = tw.Flush()
+func printTable(w io.Writer, d TableDescription) error {
+	p := newPrinter(w)
+	p.printf("table %s\n", d.Table)
+	tw := p.columns()
+	tw.printf("  location\t%s\n", d.Location)
+	tw.printf("  metadata\t%s\n", d.MetadataLocation)
+	tw.printf("  format version\t%d\n", d.FormatVersion)
+	tw.printf("  uuid\t%s\n", d.UUID)
+	tw.printf("  last updated\t%s\n", d.LastUpdated.Format(time.RFC3339))
+	tw.end()
 
-	fmt.Fprintf(w, "\nschema (id %d)\n", d.Schema.ID)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  id\tname\ttype\t\tdoc\n")
+	p.printf("\nschema (id %d)\n", d.Schema.ID)
+	tw = p.columns()
+	tw.printf("  id\tname\ttype\t\tdoc\n")
 	var walk func(fs []FieldDescription, depth int)
 	walk = func(fs []FieldDescription, depth int) {
 		for _, f := range fs {
@@ -294,62 +294,63 @@ func printTable(w io.Writer, d TableDescription) {
 			if f.Required {
 				req = "required"
 			}
-			fmt.Fprintf(tw, "  %d\t%s%s\t%s\t%s\t%s\n", f.ID, strings.Repeat("  ", depth), f.Name, f.Type, req, f.Doc)
+			tw.printf("  %d\t%s%s\t%s\t%s\t%s\n", f.ID, strings.Repeat("  ", depth), f.Name, f.Type, req, f.Doc)
 			walk(f.Fields, depth+1)
 		}
 	}
 	walk(d.Schema.Fields, 0)
-	_ = tw.Flush()
+	tw.end()
 
-	fmt.Fprintf(w, "\npartition spec (id %d)\n", d.PartitionSpec.ID)
+	p.printf("\npartition spec (id %d)\n", d.PartitionSpec.ID)
 	if len(d.PartitionSpec.Fields) == 0 {
-		fmt.Fprintf(w, "  unpartitioned\n")
+		p.printf("  unpartitioned\n")
 	} else {
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw = p.columns()
 		for _, f := range d.PartitionSpec.Fields {
-			fmt.Fprintf(tw, "  %d\t%s\t%s(%s)\n", f.FieldID, f.Name, f.Transform, f.Source)
+			tw.printf("  %d\t%s\t%s(%s)\n", f.FieldID, f.Name, f.Transform, f.Source)
 		}
-		_ = tw.Flush()
+		tw.end()
 	}
 
-	fmt.Fprintf(w, "\nproperties\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p.printf("\nproperties\n")
+	tw = p.columns()
 	for _, k := range slices.Sorted(maps.Keys(d.Properties)) {
-		fmt.Fprintf(tw, "  %s\t%s\n", k, clip(d.Properties[k], 80))
+		tw.printf("  %s\t%s\n", k, clip(d.Properties[k], 80))
 	}
-	_ = tw.Flush()
+	tw.end()
 
-	fmt.Fprintf(w, "\nsnapshots (%d)\n", len(d.Snapshots))
+	p.printf("\nsnapshots (%d)\n", len(d.Snapshots))
 	if len(d.Snapshots) > 0 {
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  \tid\ttime\toperation\tadded records\tadded files\tcheckpoint\tsummary\n")
+		tw = p.columns()
+		tw.printf("  \tid\ttime\toperation\tadded records\tadded files\tcheckpoint\tsummary\n")
 		for _, s := range d.Snapshots {
 			mark := ""
 			if s.Current {
 				mark = "*"
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, s.ID, s.Time.Format(time.RFC3339), s.Operation,
+			tw.printf("  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, s.ID, s.Time.Format(time.RFC3339), s.Operation,
 				s.Summary["added-records"], s.Summary["added-data-files"], s.Checkpoint, otherSummary(s.Summary))
 		}
-		_ = tw.Flush()
+		tw.end()
 	}
 
-	fmt.Fprintf(w, "\nfiles (current snapshot)\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  data files\t%s (%s)\n", group(d.Files.DataFiles), bytesIEC(d.Files.DataBytes))
-	fmt.Fprintf(tw, "  records\t%s\n", group(d.Files.Records))
-	fmt.Fprintf(tw, "  small files\t%s (under %s)\n", group(d.Files.SmallFiles), bytesIEC(d.Files.SmallFileBytes))
-	fmt.Fprintf(tw, "  delete files\t%s\n", group(d.Files.DeleteFiles))
-	fmt.Fprintf(tw, "  manifests\t%s\n", group(d.Files.Manifests))
+	p.printf("\nfiles (current snapshot)\n")
+	tw = p.columns()
+	tw.printf("  data files\t%s (%s)\n", group(d.Files.DataFiles), bytesIEC(d.Files.DataBytes))
+	tw.printf("  records\t%s\n", group(d.Files.Records))
+	tw.printf("  small files\t%s (under %s)\n", group(d.Files.SmallFiles), bytesIEC(d.Files.SmallFileBytes))
+	tw.printf("  delete files\t%s\n", group(d.Files.DeleteFiles))
+	tw.printf("  manifests\t%s\n", group(d.Files.Manifests))
 	if d.Files.Partitions > 0 && len(d.PartitionSpec.Fields) > 0 {
-		fmt.Fprintf(tw, "  partitions\t%s, the fullest %s with %s data files\n", group(d.Files.Partitions), d.Files.MaxPartition, group(d.Files.MaxPartitionFiles))
+		tw.printf("  partitions\t%s, the fullest %s with %s data files\n", group(d.Files.Partitions), d.Files.MaxPartition, group(d.Files.MaxPartitionFiles))
 	}
-	_ = tw.Flush()
+	tw.end()
 
-	printMaintenance(w, d.Maintenance)
+	printMaintenance(p, d.Maintenance)
 
-	fmt.Fprintf(w, "\nquery it with DuckDB:\n  duckdb -c \"INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM iceberg_scan('%s');\"\n",
+	p.printf("\nquery it with DuckDB:\n  duckdb -c \"INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM iceberg_scan('%s');\"\n",
 		strings.TrimPrefix(d.MetadataLocation, "file://"))
+	return p.err
 }
 
 // otherSummary prints the summary keys the columns do not show (floe's

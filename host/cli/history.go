@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/floehq/floe/host/worker"
@@ -44,22 +41,22 @@ func maintenanceHistory(dataDir, table string) ([]MaintenanceRun, error) {
 const describeRuns = 10
 
 // printMaintenance prints the latest maintenance runs for people.
-func printMaintenance(w io.Writer, runs []MaintenanceRun) {
+func printMaintenance(p *printer, runs []MaintenanceRun) {
 	if len(runs) == 0 {
-		fmt.Fprintf(w, "\nmaintenance: no runs recorded under the data dir\n")
+		p.printf("\nmaintenance: no runs recorded under the data dir\n")
 		return
 	}
 	shown := runs[max(0, len(runs)-describeRuns):]
-	fmt.Fprintf(w, "\nmaintenance (the last %d of %d runs recorded)\n", len(shown), len(runs))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  started\ttask\ttrigger\ttook\tbefore → after\tresult\n")
+	p.printf("\nmaintenance (the last %d of %d runs recorded)\n", len(shown), len(runs))
+	tw := p.columns()
+	tw.printf("  started\ttask\ttrigger\ttook\tbefore → after\tresult\n")
 	for _, r := range shown {
 		result := clip(r.Detail, 100)
 		if r.Error != "" {
 			result = "FAILED: " + clip(r.Error, 100)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d → %d\t%s\n", r.Started.Format(time.RFC3339), r.Task, r.Trigger,
+		tw.printf("  %s\t%s\t%s\t%s\t%d → %d\t%s\n", r.Started.Format(time.RFC3339), r.Task, r.Trigger,
 			r.Duration.Round(time.Millisecond), r.FilesBefore, r.FilesAfter, result)
 	}
-	_ = tw.Flush()
+	tw.end()
 }

@@ -143,9 +143,13 @@ func (a *App) runMaintain(ctx context.Context, args []string) error {
 		}
 		if err != nil {
 			failures++
-			fmt.Fprintf(a.Stderr, "floe maintain: cycle %d failed: %v\n", cycle, err)
+			warnf(a.Stderr, "floe maintain: cycle %d failed: %v\n", cycle, err)
 		}
-		failures += printRuns(a.Stdout, cycle, started, res, o.json)
+		failed, err := printRuns(a.Stdout, cycle, started, res, o.json)
+		if err != nil {
+			return fmt.Errorf("print cycle %d: %w", cycle, err)
+		}
+		failures += failed
 		if o.once {
 			break
 		}
@@ -184,7 +188,7 @@ type CycleReport struct {
 type MaintenanceRun = worker.MaintenanceRun
 
 // printRuns prints a cycle's runs and returns how many failed.
-func printRuns(w io.Writer, cycle int, started time.Time, res sdk.CycleResult, asJSON bool) int {
+func printRuns(w io.Writer, cycle int, started time.Time, res sdk.CycleResult, asJSON bool) (int, error) {
 	failed := 0
 	runs := make([]MaintenanceRun, 0, len(res.Runs))
 	for _, r := range res.Runs {
@@ -194,29 +198,29 @@ func printRuns(w io.Writer, cycle int, started time.Time, res sdk.CycleResult, a
 		runs = append(runs, worker.MaintenanceRunOf(r))
 	}
 	if asJSON {
-		_ = writeJSONLine(w, CycleReport{Cycle: cycle, Started: started.UTC(), Runs: runs, NextMs: res.Next.Milliseconds()})
-		return failed
+		return failed, writeJSONLine(w, CycleReport{Cycle: cycle, Started: started.UTC(), Runs: runs, NextMs: res.Next.Milliseconds()})
 	}
-	fmt.Fprintf(w, "cycle %d at %s: %d run(s)", cycle, started.Format(time.TimeOnly), len(runs))
+	p := newPrinter(w)
+	p.printf("cycle %d at %s: %d run(s)", cycle, started.Format(time.TimeOnly), len(runs))
 	if res.Next > 0 {
-		fmt.Fprintf(w, "; next wanted in %s", res.Next.Round(time.Millisecond))
+		p.printf("; next wanted in %s", res.Next.Round(time.Millisecond))
 	}
-	fmt.Fprintln(w)
+	p.println()
 	if len(runs) == 0 {
-		fmt.Fprintln(w, "  nothing was due")
+		p.println("  nothing was due")
 	}
 	for _, r := range runs {
 		status := "ok"
 		if r.Error != "" {
 			status = "FAILED: " + r.Error
 		}
-		fmt.Fprintf(w, "  %s %s (%s): %s, files %d → %d, %s → %s, %s\n", r.Table, r.Task, r.Trigger, status,
+		p.printf("  %s %s (%s): %s, files %d → %d, %s → %s, %s\n", r.Table, r.Task, r.Trigger, status,
 			r.FilesBefore, r.FilesAfter, bytesIEC(r.BytesBefore), bytesIEC(r.BytesAfter), r.Duration.Round(time.Millisecond))
 		if r.Detail != "" {
-			fmt.Fprintf(w, "      %s\n", r.Detail)
+			p.printf("      %s\n", r.Detail)
 		}
 	}
-	return failed
+	return failed, p.err
 }
 
 // writeJSONLine prints v as one line of JSON.

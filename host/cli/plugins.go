@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/floehq/floe/host/registry"
 	"github.com/floehq/floe/host/runtime"
@@ -86,7 +85,7 @@ func (d dropMessage) WithGroup(name string) slog.Handler {
 // printProblems prints each plugin file a scan could not use.
 func (a *App) printProblems(problems []registry.Problem) {
 	for _, p := range problems {
-		fmt.Fprintf(a.Stderr, "floe: plugin problem: %v (skipped; the other plugins still work)\n", p)
+		warnf(a.Stderr, "floe: plugin problem: %v (skipped; the other plugins still work)\n", p)
 	}
 }
 
@@ -196,20 +195,19 @@ func (a *App) listPlugins(entries []registry.Entry, asJSON bool) error {
 		}
 		return writeJSON(a.Stdout, out)
 	}
-	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tNAME\tVERSION\tBINARY")
+	p := newPrinter(a.Stdout)
+	tw := p.columns()
+	tw.println("KIND\tNAME\tVERSION\tBINARY")
 	for _, e := range entries {
 		name := e.Component.Name
 		if len(e.Component.Aliases) > 0 {
 			name += " (" + strings.Join(e.Component.Aliases, ", ") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Component.Kind, name, e.Component.Version, e.Binary)
+		tw.printf("%s\t%s\t%s\t%s\n", e.Component.Kind, name, e.Component.Version, e.Binary)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.Stdout, "\n`floe plugins describe <name>` lists a component's config keys.\n")
-	return nil
+	tw.end()
+	p.printf("\n`floe plugins describe <name>` lists a component's config keys.\n")
+	return p.err
 }
 
 // PluginDescription is `floe plugins describe --json`.
@@ -266,21 +264,22 @@ func (a *App) describePlugin(entries []registry.Entry, name string, kind sdk.Kin
 		}
 		return writeJSON(a.Stdout, out)
 	}
+	p := newPrinter(a.Stdout)
 	for i, e := range found {
 		if i > 0 {
-			fmt.Fprintln(a.Stdout)
+			p.println()
 		}
 		c := e.Component
-		fmt.Fprintf(a.Stdout, "%s %s %s (%s)\n", c.Kind, c.Name, c.Version, e.Binary)
+		p.printf("%s %s %s (%s)\n", c.Kind, c.Name, c.Version, e.Binary)
 		if len(c.Aliases) > 0 {
-			fmt.Fprintf(a.Stdout, "also known as %s\n", strings.Join(c.Aliases, ", "))
+			p.printf("also known as %s\n", strings.Join(c.Aliases, ", "))
 		}
 		if c.Summary != "" {
-			fmt.Fprintf(a.Stdout, "%s\n", c.Summary)
+			p.printf("%s\n", c.Summary)
 		}
-		printKeys(a.Stdout, keys(c.Fields))
+		printKeys(p, keys(c.Fields))
 	}
-	return nil
+	return p.err
 }
 
 func (a *App) describeHost(asJSON bool) error {
@@ -288,19 +287,20 @@ func (a *App) describeHost(asJSON bool) error {
 	if asJSON {
 		return writeJSON(a.Stdout, PluginDescription{PluginListing: PluginListing{Name: "host", Aliases: []string{}, Summary: "keys floe itself owns, valid in every connector config"}, Keys: k})
 	}
-	fmt.Fprintf(a.Stdout, "floe host keys, valid in every connector config\n")
-	printKeys(a.Stdout, k)
-	return nil
+	p := newPrinter(a.Stdout)
+	p.printf("floe host keys, valid in every connector config\n")
+	printKeys(p, k)
+	return p.err
 }
 
 // printKeys prints each key as a heading line and its documentation
 // indented below it.
-func printKeys(w io.Writer, ks []KeyDescription) {
+func printKeys(p *printer, ks []KeyDescription) {
 	if len(ks) == 0 {
-		fmt.Fprintf(w, "\nno config keys\n")
+		p.printf("\nno config keys\n")
 		return
 	}
-	fmt.Fprintf(w, "\nconfig keys:\n")
+	p.printf("\nconfig keys:\n")
 	for _, k := range ks {
 		var attrs []string
 		attrs = append(attrs, string(k.Type))
@@ -323,12 +323,12 @@ func printKeys(w io.Writer, ks []KeyDescription) {
 			name += "*"
 			attrs = append(attrs, "any key with this prefix")
 		}
-		fmt.Fprintf(w, "\n  %s  (%s)\n", name, strings.Join(attrs, "; "))
+		p.printf("\n  %s  (%s)\n", name, strings.Join(attrs, "; "))
 		for _, line := range wrap(k.Doc, 72) {
-			fmt.Fprintf(w, "      %s\n", line)
+			p.printf("      %s\n", line)
 		}
 		if k.Example != "" {
-			fmt.Fprintf(w, "      example: %s\n", k.Example)
+			p.printf("      example: %s\n", k.Example)
 		}
 	}
 }

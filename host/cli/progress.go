@@ -104,7 +104,8 @@ func showProgress(ctx context.Context, w io.Writer, live *liveLine, api worker.A
 		line := p.render(sumProgress(api), time.Now(), final)
 		switch {
 		case live == nil:
-			fmt.Fprintln(w, line)
+			// A progress line that cannot be written is lost; ingestion goes on.
+			_, _ = fmt.Fprintln(w, line)
 		case final:
 			live.end(line)
 		default:
@@ -138,7 +139,7 @@ func (l *liveLine) draw(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.line = line
-	fmt.Fprintf(l.out, "\r%s\x1b[K", line)
+	_, _ = fmt.Fprintf(l.out, "\r%s\x1b[K", line) // a lost redraw is redrawn on the next tick
 }
 
 // end draws the line a last time and leaves it on screen.
@@ -146,7 +147,7 @@ func (l *liveLine) end(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.line = ""
-	fmt.Fprintf(l.out, "\r%s\x1b[K\n", line)
+	_, _ = fmt.Fprintf(l.out, "\r%s\x1b[K\n", line) // the last line is for show; the exit code has the outcome
 }
 
 // logWriter wraps the log's writer so that each record clears the line
@@ -161,12 +162,14 @@ type liveLogWriter struct {
 func (x *liveLogWriter) Write(p []byte) (int, error) {
 	x.l.mu.Lock()
 	defer x.l.mu.Unlock()
+	// Clearing and redrawing the line are for show: the log record's own
+	// write is the one whose error counts.
 	if x.l.line != "" {
-		fmt.Fprint(x.l.out, "\r\x1b[K")
+		_, _ = fmt.Fprint(x.l.out, "\r\x1b[K")
 	}
 	n, err := x.w.Write(p)
 	if x.l.line != "" {
-		fmt.Fprintf(x.l.out, "\r%s\x1b[K", x.l.line)
+		_, _ = fmt.Fprintf(x.l.out, "\r%s\x1b[K", x.l.line)
 	}
 	return n, err
 }

@@ -57,6 +57,11 @@ http://127.0.0.1:8083): curl localhost:8083/connectors?expand=status`,
 	}
 }
 
+// runStandalone runs the worker until ctx (the signal) ends, then shuts it
+// down. The worker and the progress line outlive ctx on purpose: the
+// final commits and the last progress line come after the signal.
+//
+//nolint:contextcheck // see above
 func (a *App) runStandalone(ctx context.Context, args []string) error {
 	fs, o := standaloneFlags(a)
 	pos, err := parseFlags(fs, args)

@@ -117,7 +117,7 @@ func TestStandaloneErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	busy := d.write(t, "busy.json", fmt.Sprintf(`{"listeners": "http://%s", "data.dir": %q}`, l.Addr(), d.dir))
 	w := newFakeWorker()
 	runApp(t, fakeApp(w), "standalone", busy).wants(t, 1, nil, []string{"listener", "change \"listeners\""})
@@ -170,7 +170,7 @@ func TestStandaloneServesUntilSignal(t *testing.T) {
 		t.Errorf("GET /metrics: %v %v", resp, err)
 	}
 	if resp != nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 	}
 
 	cancel()
@@ -196,7 +196,7 @@ func getJSONList(t *testing.T, url string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(resp.Body)
 	var out []string
 	if err := json.Unmarshal(body, &out); err != nil {
@@ -232,7 +232,9 @@ func TestProgressLine(t *testing.T) {
 	lw := live.logWriter(&logBuf)
 	go func() {
 		time.Sleep(700 * time.Millisecond)
-		lw.Write([]byte("a log line\n"))
+		if _, err := lw.Write([]byte("a log line\n")); err != nil {
+			t.Error(err)
+		}
 	}()
 	showProgress(ctx, &buf, live, w, time.Now())
 	out := buf.String()
@@ -281,7 +283,7 @@ func TestServerInfoShowsCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var info map[string]string
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
 		t.Fatal(err)

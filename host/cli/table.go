@@ -135,8 +135,7 @@ func (a *App) runTable(ctx context.Context, args []string) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(d)
 	}
-	printTable(a.Stdout, d)
-	return nil
+	return printTable(a.Stdout, d)
 }
 
 // tableIdent splits namespace.table; nested namespaces keep their dots

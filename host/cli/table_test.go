@@ -33,7 +33,7 @@ func makeOrders(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeCat()
+	defer func() { _ = closeCat() }()
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "order_id", Type: iceberg.PrimitiveTypes.String, Required: true, Doc: "Order identifier."},
 		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},

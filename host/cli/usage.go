@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 const intro = `floe turns Kafka topics into Apache Iceberg tables, exactly once.`
@@ -17,19 +16,22 @@ const quickStart = `Quick start (embedded defaults: datagen source, SQLite catal
   bin/floe table describe demo.orders --worker configs/worker.json`
 
 // printUsage prints the command overview.
-func (a *App) printUsage(w io.Writer) {
-	fmt.Fprintf(w, "%s\n\nusage: floe <command> [arguments]\n\ncommands:\n", intro)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+func (a *App) printUsage(w io.Writer) error {
+	p := newPrinter(w)
+	p.printf("%s\n\nusage: floe <command> [arguments]\n\ncommands:\n", intro)
+	tw := p.columns()
 	for _, c := range a.commands() {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+		tw.printf("  %s\t%s\n", c.name, c.summary)
 	}
-	_ = tw.Flush()
-	fmt.Fprintf(w, "\nEvery command takes --log-level (TRACE, DEBUG, INFO, WARN, ERROR, OFF) and --log-format (text, json).\n\n%s\n\nRun `floe help <command>` for a command's arguments.\n", quickStart)
+	tw.end()
+	p.printf("\nEvery command takes --log-level (TRACE, DEBUG, INFO, WARN, ERROR, OFF) and --log-format (text, json).\n\n%s\n\nRun `floe help <command>` for a command's arguments.\n", quickStart)
+	return p.err
 }
 
 // printCommandHelp prints one command's usage, help and flags.
-func (a *App) printCommandHelp(w io.Writer, c *command) {
-	fmt.Fprintf(w, "usage: floe %s\n\n%s\n", c.usage, strings.TrimSpace(c.help))
+func (a *App) printCommandHelp(w io.Writer, c *command) error {
+	p := newPrinter(w)
+	p.printf("usage: floe %s\n\n%s\n", c.usage, strings.TrimSpace(c.help))
 	if fs := c.flags(a); fs != nil {
 		var lines []string
 		fs.VisitAll(func(f *flag.Flag) {
@@ -45,14 +47,15 @@ func (a *App) printCommandHelp(w io.Writer, c *command) {
 			lines = append(lines, line)
 		})
 		if len(lines) > 0 {
-			fmt.Fprintf(w, "\nflags:\n")
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			p.printf("\nflags:\n")
+			tw := p.columns()
 			for _, l := range lines {
-				fmt.Fprintln(tw, l)
+				tw.println(l)
 			}
-			_ = tw.Flush()
+			tw.end()
 		}
 	}
+	return p.err
 }
 
 // flags returns the command's flag set, for help, by running its flag
@@ -73,15 +76,13 @@ func helpCommand() *command {
 		run: func(a *App, ctx context.Context, args []string) error {
 			switch len(args) {
 			case 0:
-				a.printUsage(a.Stdout)
-				return nil
+				return a.printUsage(a.Stdout)
 			case 1:
 				c := a.lookup(args[0])
 				if c == nil {
 					return usagef("unknown command %q%s", args[0], suggest(args[0], a.commandNames()))
 				}
-				a.printCommandHelp(a.Stdout, c)
-				return nil
+				return a.printCommandHelp(a.Stdout, c)
 			}
 			return usagef("help takes one command name")
 		},

@@ -75,8 +75,8 @@ func (a *App) runValidate(ctx context.Context, args []string) error {
 		if err := writeJSON(a.Stdout, infos); err != nil {
 			return err
 		}
-	} else {
-		printValidation(a, c, infos)
+	} else if err := printValidation(a, c, infos); err != nil {
+		return err
 	}
 	if infos.ErrorCount > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("connector %s (%s) has %d config error(s): fix the keys listed above", c.Name, pos[1], infos.ErrorCount)}
@@ -97,7 +97,11 @@ func (a *App) validateConnector(ctx context.Context, wc worker.Config, logs *res
 	if err != nil {
 		return worker.ConfigInfos{}, fmt.Errorf("validate: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if err := os.RemoveAll(tmp); err != nil {
+			logs.Logger(logWorker).Warn("validate: the temporary data dir stays behind", "dir", tmp, "error", err)
+		}
+	}()
 	vc := wc
 	vc.DataDir = tmp
 	w, err := worker.New(ctx, vc, worker.Deps{Plugins: worker.FromRegistry(reg), Logger: newHCLogger(logs, logWorker)})
@@ -114,16 +118,16 @@ func (a *App) validateConnector(ctx context.Context, wc worker.Config, logs *res
 
 // printValidation prints the keys with errors, then the keys the file
 // sets that are fine. Secret values are not shown.
-func printValidation(a *App, c standalone.Connector, infos worker.ConfigInfos) {
-	w := a.Stdout
+func printValidation(a *App, c standalone.Connector, infos worker.ConfigInfos) error {
+	p := newPrinter(a.Stdout)
 	if infos.ErrorCount == 0 {
-		fmt.Fprintf(w, "connector %s is valid\n", c.Name)
+		p.printf("connector %s is valid\n", c.Name)
 	} else {
-		fmt.Fprintf(w, "connector %s: %d error(s)\n", c.Name, infos.ErrorCount)
+		p.printf("connector %s: %d error(s)\n", c.Name, infos.ErrorCount)
 	}
 	for _, ci := range infos.Configs {
 		for _, e := range ci.Value.Errors {
-			fmt.Fprintf(w, "  ✗ %s%s: %s\n", ci.Value.Name, shownValue(ci), e)
+			p.printf("  ✗ %s%s: %s\n", ci.Value.Name, shownValue(ci), e)
 		}
 	}
 	shown := map[string]bool{}
@@ -133,16 +137,17 @@ func printValidation(a *App, c standalone.Connector, infos worker.ConfigInfos) {
 			continue
 		}
 		if _, set := c.Config[ci.Value.Name]; set {
-			fmt.Fprintf(w, "  ✓ %s%s\n", ci.Value.Name, shownValue(ci))
+			p.printf("  ✓ %s%s\n", ci.Value.Name, shownValue(ci))
 		}
 	}
 	// Keys a prefix field accepts (kafka.*, iceberg.catalog.*) have no
 	// entry of their own in the answer.
 	for _, k := range slices.Sorted(maps.Keys(c.Config)) {
 		if !shown[k] {
-			fmt.Fprintf(w, "  ✓ %s = %q\n", k, rest.Redact(k, c.Config[k]))
+			p.printf("  ✓ %s = %q\n", k, rest.Redact(k, c.Config[k]))
 		}
 	}
+	return p.err
 }
 
 func shownValue(ci worker.ConfigInfo) string {

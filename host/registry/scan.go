@@ -193,7 +193,7 @@ func checksum(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: closing loses nothing
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return nil, err

@@ -720,7 +720,7 @@ func TestListenServe(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.Version != "0.1.0" {
 		t.Errorf("GET / over TCP: %+v %v", info, err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	cancel()
 	select {
 	case err := <-done:

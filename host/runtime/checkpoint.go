@@ -80,7 +80,10 @@ func (s *session) barrier() error {
 }
 
 // commitLoop commits checkpoints in order until the channel is closed and
-// drained (nil) or the session is aborted.
+// drained (nil) or the session is aborted. It runs on the session's
+// lifetime (s.ctx).
+//
+//nolint:contextcheck // see above
 func (s *session) commitLoop() error {
 	for {
 		cp, err := s.results.Receive(s.ctx)

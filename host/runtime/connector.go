@@ -249,7 +249,7 @@ func (c *Connector) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		c.abort()
 		<-c.done
-		return fmt.Errorf("connector %s: %w (%v): uncommitted data will be read again on the next start", c.opts.Name, ErrStopCutShort, ctx.Err())
+		return fmt.Errorf("connector %s: %w (%w): uncommitted data will be read again on the next start", c.opts.Name, ErrStopCutShort, ctx.Err())
 	}
 }
 

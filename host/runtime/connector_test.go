@@ -67,7 +67,7 @@ func (e *testEnv) start(ctx context.Context) *Connector {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = c.Stop(sctx)
 	})
@@ -500,7 +500,7 @@ func TestSlowDeadLetterQueueRetriesThenNamesTheReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := l.Addr().String()
-	l.Close()
+	_ = l.Close()
 	src := &fakeSourceCfg{partitions: 1, batch: 10, readDelay: time.Millisecond,
 		letters: []sdk.DeadLetter{{Partition: "topic/0", Offset: 3, Stage: "deserialize", Reason: "bad magic byte"}}}
 	e := newEnv(t, src, map[string]string{"tasks.max": "1", "errors.tolerance": "all",

@@ -192,7 +192,7 @@ func (s *session) sinkFailed(op string, err error) {
 		return
 	}
 	if processGone(s.sinkProc, err) {
-		s.abort(fmt.Errorf("%w: %s: %v", errSinkLost, op, err))
+		s.abort(fmt.Errorf("%w: %s: %w", errSinkLost, op, err))
 		return
 	}
 	s.abort(fmt.Errorf("sink %s: %w", op, err))
@@ -274,6 +274,10 @@ func (s *session) run(ctx context.Context) error {
 }
 
 // startRunnerLocked starts source task i's pipeline; runnersMu is held.
+// The pipeline lives as long as the session (s.ctx), not as long as the
+// caller's ctx (a task restart's request, say).
+//
+//nolint:contextcheck // see above
 func (s *session) startRunnerLocked(i int) {
 	r := newTaskRunner(s, i)
 	s.runners[i] = r

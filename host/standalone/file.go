@@ -133,7 +133,7 @@ func checkSyntax(data []byte) error {
 		return fmt.Errorf("line %d, column %d: the JSON ends early (a missing closing bracket or quote?)", line, col)
 	}
 	line, col := LineCol(data, int(syn.Offset)-1)
-	return fmt.Errorf("line %d, column %d: %v (check the JSON there)", line, col, syn)
+	return fmt.Errorf("line %d, column %d: %w (check the JSON there)", line, col, syn)
 }
 
 func parseState(s string) (worker.State, error) {
@@ -243,7 +243,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // already caught malformed JSON, so this is a fallback.
 func syntaxError(doc []byte, base int, dec *json.Decoder, err error) error {
 	line, col := LineCol(doc, base+int(dec.InputOffset()))
-	return fmt.Errorf("line %d, column %d: %v (check the JSON there)", line, col, err)
+	return fmt.Errorf("line %d, column %d: %w (check the JSON there)", line, col, err)
 }
 
 // LineCol converts a byte offset into a 1-based line and column.

@@ -72,7 +72,11 @@ func Watch(ctx context.Context, dir string, target Target, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("watched config folder %s: %w", dir, err)
 	}
-	defer fw.Close()
+	defer func() {
+		if err := fw.Close(); err != nil {
+			opts.Logger.Warn("watched config folder: closing the watcher", "dir", dir, "error", err)
+		}
+	}()
 	if err := fw.Add(dir); err != nil {
 		return fmt.Errorf("watched config folder %s: %w (is it a folder floe may read?)", dir, err)
 	}

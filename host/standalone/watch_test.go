@@ -299,9 +299,15 @@ func TestWatchStartupAndConflicts(t *testing.T) {
 	// over by its file.
 	target.connectors["cli"] = map[string]string{"name": "cli", "tasks.max": "1"}
 	f := startFolder(t, target, func(dir string) {
-		os.WriteFile(filepath.Join(dir, "a.json"), []byte(`{"name": "a", "config": {"connector.class": "iceberg"}, "initial_state": "PAUSED"}`), 0o644)
-		os.WriteFile(filepath.Join(dir, "cli.json"), []byte(connectorJSON("cli", "2")), 0o644)
-		os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a connector"), 0o644)
+		if err := os.WriteFile(filepath.Join(dir, "a.json"), []byte(`{"name": "a", "config": {"connector.class": "iceberg"}, "initial_state": "PAUSED"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cli.json"), []byte(connectorJSON("cli", "2")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a connector"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	})
 	got := map[string]bool{f.wait(): true, f.wait(): true}
 	if !got["a.json ok"] || !got["cli.json ok"] {

@@ -56,8 +56,10 @@ func syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("store: sync %s: %w", dir, err)
 	}
-	defer d.Close()
 	if err := d.Sync(); err != nil {
+		return errors.Join(fmt.Errorf("store: sync %s: %w", dir, err), d.Close())
+	}
+	if err := d.Close(); err != nil {
 		return fmt.Errorf("store: sync %s: %w", dir, err)
 	}
 	return nil
@@ -75,7 +77,7 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("store: read %s: %w", path, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("store: %s is corrupt (%v); fix or remove the file", path, err)
+		return fmt.Errorf("store: %s is corrupt (%w); fix or remove the file", path, err)
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func ParseConfig(data []byte, file string) (Config, error) {
 	}
 	var raw map[string]string
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return Config{}, fmt.Errorf("worker config %s: %v (the worker config is a flat JSON object of string values)", file, err)
+		return Config{}, fmt.Errorf("worker config %s: %w (the worker config is a flat JSON object of string values)", file, err)
 	}
 	return ConfigFromMap(raw, file)
 }

@@ -131,7 +131,11 @@ func (p *fakeProc) OpenSource(ctx context.Context, req client.SourceOpen) (runti
 		return nil, err
 	}
 	var count int64
-	fmt.Sscan(req.Config["gen.count"], &count)
+	if v := req.Config["gen.count"]; v != "" {
+		if _, err := fmt.Sscan(v, &count); err != nil {
+			return nil, fmt.Errorf("fake source: gen.count %q: %w", v, err)
+		}
+	}
 	return &fakeSrc{f: p.f, task: req.Task, part: part, pos: start[part], count: count}, nil
 }
 

@@ -50,6 +50,10 @@ type Worker struct {
 	deps    Deps
 	store   *store.Local
 	metrics *metrics.Metrics
+	// life is the worker's lifetime: connectors run on it, not on the
+	// request that started them. Close ends it once they stopped.
+	life    context.Context
+	endLife context.CancelFunc
 
 	mu     sync.Mutex
 	conns  map[string]*conn
@@ -98,7 +102,8 @@ func (c *conn) snapshot() (cfg map[string]string, target store.TargetState, rt *
 // New opens the worker's store under cfg.DataDir and brings back every
 // stored connector in its target state. A stored connector that no longer
 // validates (a plugin went missing) is listed as FAILED with the reason.
-// ctx bounds the startup only: connectors run until [Worker.Close].
+// ctx bounds the startup only: connectors run until [Worker.Close], on a
+// lifetime that keeps ctx's values but not its end.
 func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if deps.Plugins == nil {
 		return nil, errors.New("worker: no plugins given (see worker.FromRegistry)")
@@ -117,12 +122,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
 	w := &Worker{
 		cfg: cfg, plugins: deps.Plugins, logger: logger, deps: deps,
 		store: st, metrics: metrics.New(), conns: map[string]*conn{},
+		life: life, endLife: endLife,
 	}
 	stored, err := st.Connectors(ctx)
 	if err != nil {
+		endLife()
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	for _, sc := range stored {
@@ -185,6 +193,7 @@ func (w *Worker) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	w.endLife()
 	return errors.Join(errs...)
 }
 
@@ -773,6 +782,10 @@ func (w *Worker) runtimeOptions(c *conn, paused bool) runtime.Options {
 
 // startLocked starts the connector's runtime in its target state; c.op is
 // held. A start that fails leaves the connector FAILED with the reason.
+// The runtime runs on the worker's lifetime (w.life), not on the ctx of
+// the request that started it.
+//
+//nolint:contextcheck // see above
 func (w *Worker) startLocked(c *conn) {
 	w.mu.Lock()
 	closed := w.closed
@@ -783,8 +796,9 @@ func (w *Worker) startLocked(c *conn) {
 	c.mu.Lock()
 	paused := c.target == store.TargetPaused
 	c.mu.Unlock()
-	// The runtime lives until stopped, not as long as a request.
-	rt, err := runtime.Start(context.Background(), w.runtimeOptions(c, paused))
+	// The runtime lives until stopped or the worker closes, not as long
+	// as a request.
+	rt, err := runtime.Start(w.life, w.runtimeOptions(c, paused))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
@@ -807,7 +821,8 @@ func (w *Worker) watch(c *conn, rt *runtime.Connector) {
 	if rt.Err() == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A failure is recorded even while the worker closes.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.life), 10*time.Second)
 	defer cancel()
 	if err := w.store.PutStatus(ctx, c.name, rec); err != nil {
 		w.logger.Warn("cannot store the connector's status", "connector", c.name, "error", err)

@@ -27,7 +27,7 @@ func BenchmarkRead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer st.Close(context.Background())
+			defer func() { _ = st.Close(context.Background()) }()
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuTime()

@@ -80,7 +80,7 @@ func positive(v string) error {
 
 func rfc3339(v string) error {
 	if _, err := time.Parse(time.RFC3339, strings.TrimSpace(v)); err != nil {
-		return fmt.Errorf("must be an RFC 3339 time such as 2026-01-01T00:00:00Z: %v", err)
+		return fmt.Errorf("must be an RFC 3339 time such as 2026-01-01T00:00:00Z: %w", err)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer task.Close(context.Background())
+	defer func() { _ = task.Close(context.Background()) }()
 	for {
 		batches, err := task.Read(context.Background(), 4)
 		for _, b := range batches {

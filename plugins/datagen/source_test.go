@@ -62,7 +62,7 @@ func open(t *testing.T, host *fakeHost, task, tasks int, cfg map[string]string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close(context.Background()) })
+	t.Cleanup(func() { _ = st.Close(context.Background()) })
 	return st
 }
 
@@ -523,7 +523,7 @@ func TestConcurrentTasks(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			defer st.Close(context.Background())
+			defer func() { _ = st.Close(context.Background()) }()
 			for {
 				bs, err := st.Read(context.Background(), 2)
 				for _, b := range bs {

@@ -281,7 +281,7 @@ func percentile(ds []time.Duration, q float64) float64 {
 func commitSeries(b *testing.B, n, expire int, cfg map[string]string) (wall, cpu []time.Duration) {
 	f := newFixture(b, cfg)
 	tk := f.open(1)
-	defer tk.Close(context.Background())
+	defer func() { _ = tk.Close(context.Background()) }()
 	prepare(b, tk, 1, benchSchema)
 	ctx := context.Background()
 	for i := range n {

@@ -34,7 +34,7 @@ func parseOffsetsReset(v string) (*offsetsReset, error) {
 	}
 	var r offsetsReset
 	if err := json.Unmarshal([]byte(v), &r); err != nil {
-		return nil, fmt.Errorf("iceberg sink: %s (set by the host) is not {\"positions\": {...}, \"after_checkpoint\": N}: %v", keyOffsetsReset, err)
+		return nil, fmt.Errorf("iceberg sink: %s (set by the host) is not {\"positions\": {...}, \"after_checkpoint\": N}: %w", keyOffsetsReset, err)
 	}
 	if r.Positions == nil {
 		r.Positions = map[string]int64{}

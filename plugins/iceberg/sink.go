@@ -74,7 +74,7 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 		schemas:     map[int64]*arrow.Schema{},
 	}
 	for i := range writers {
-		t.writers = append(t.writers, newWriter(t, i))
+		t.writers = append(t.writers, newWriter(t, i)) //nolint:contextcheck // a writer lives as long as the task (t.life), not this call
 	}
 	return t, nil
 }

@@ -163,7 +163,7 @@ func rawConsume(b *testing.B, env kafkatest.Env, topic *benchTopic) time.Duratio
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	parts := make([]ckafka.TopicPartition, benchPartitions)
 	for p := range parts {
 		parts[p] = ckafka.TopicPartition{Topic: &topic.name, Partition: int32(p), Offset: ckafka.OffsetBeginning}

@@ -184,7 +184,7 @@ func checkSettings(cfg sdk.Config) error {
 
 func checkRegex(v string) error {
 	if _, err := regexp.Compile(v); err != nil {
-		return fmt.Errorf("not a valid regular expression: %v", err)
+		return fmt.Errorf("not a valid regular expression: %w", err)
 	}
 	return nil
 }

@@ -136,7 +136,7 @@ func (rw *rewriter) join(ctx context.Context, j job, parts []string) (iceberg.Da
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", p, err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only: closing loses nothing
 		srcs = append(srcs, stitch.Source{Name: p, R: f})
 	}
 
@@ -170,7 +170,7 @@ func (rw *rewriter) join(ctx context.Context, j job, parts []string) (iceberg.Da
 func describeJoined(ctx context.Context, tbl *table.Table, fs iceio.IO, path string, like iceberg.DataFile) (iceberg.DataFile, error) {
 	stats, err := table.FileToDataFile(ctx, fs, path, tbl.Schema(), *iceberg.UnpartitionedSpec, 0, tbl.Properties())
 	if err != nil {
-		return nil, fmt.Errorf("%w: read back %s: %v", stitch.ErrIncompatible, path, err)
+		return nil, fmt.Errorf("%w: read back %s: %w", stitch.ErrIncompatible, path, err)
 	}
 	spec := tbl.Metadata().PartitionSpecByID(int(like.SpecID()))
 	if spec == nil {

@@ -93,7 +93,7 @@ func TestLeaseLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.close()
+	defer func() { _ = conn.close() }()
 	store, err := newSQLLocks(context.Background(), conn.db, conn.dialect, "floe")
 	if err != nil {
 		t.Fatal(err)

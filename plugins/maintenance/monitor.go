@@ -294,7 +294,7 @@ func fileSize(fs iceio.IO, path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: closing loses nothing
 	info, err := f.Stat()
 	if err != nil {
 		return 0, err

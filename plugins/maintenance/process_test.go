@@ -52,7 +52,7 @@ func TestIngestionWithMaintenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mt.Close(context.Background())
+	defer func() { _ = mt.Close(context.Background()) }()
 
 	stop := make(chan struct{})
 	var written atomic.Int64

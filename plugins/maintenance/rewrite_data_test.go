@@ -111,7 +111,8 @@ func TestCompactionRacingIngestion(t *testing.T) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				n := written.Load()
-				if err := w.commit(context.Background(), rowsFor(n, 3, 3)); err != nil {
+				// stop ends the loop, not a commit in flight.
+				if err := w.commit(context.WithoutCancel(ctx), rowsFor(n, 3, 3)); err != nil {
 					ingestErr = err
 					return
 				}
@@ -234,7 +235,7 @@ func openParquet(t testing.TB, location string) *file.Reader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rdr.Close() })
+	t.Cleanup(func() { _ = rdr.Close() })
 	return rdr
 }
 

@@ -92,7 +92,7 @@ func TestBadConfig(t *testing.T) {
 func TestClosed(t *testing.T) {
 	for _, name := range []string{"hash", "roundrobin", "skew-aware"} {
 		task := open(t, name, 2, nil)
-		task.Close(context.Background())
+		_ = task.Close(context.Background())
 		if _, err := task.Partition(context.Background(), newBatch(t, keysOf([]int{1}))); err == nil {
 			t.Errorf("%s: Partition after Close succeeded", name)
 		}

@@ -28,7 +28,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer task.Close(context.Background())
+	defer func() { _ = task.Close(context.Background()) }()
 
 	ids := array.NewInt64Builder(memory.DefaultAllocator)
 	ids.AppendValues([]int64{34, 35, 36, 34, 1000}, nil)

@@ -168,7 +168,9 @@ func TestHashGolden(t *testing.T) {
 // its answers: nothing in the hash may depend on the process.
 func TestHashStableAcrossProcesses(t *testing.T) {
 	if os.Getenv("FLOE_PARTITIONERS_CHILD") == "1" {
-		json.NewEncoder(os.Stdout).Encode(keyWriters(t))
+		if err := json.NewEncoder(os.Stdout).Encode(keyWriters(t)); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHashStableAcrossProcesses$")
@@ -331,7 +333,9 @@ func TestHashFields(t *testing.T) {
 	}
 	db := array.NewDictionaryBuilder(memory.DefaultAllocator, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
 	for _, s := range a {
-		db.AppendString(s)
+		if err := db.AppendString(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b := newBatch(t, nil, stringCol("country", a), column{"country_dict", db.NewArray()}, int64Col("tier", c))
 

@@ -115,7 +115,7 @@ func open(t testing.TB, name string, writers int, cfg map[string]string) sdk.Par
 	if err != nil {
 		t.Fatalf("open %s: %v", name, err)
 	}
-	t.Cleanup(func() { task.Close(context.Background()) })
+	t.Cleanup(func() { _ = task.Close(context.Background()) })
 	return task
 }
 

@@ -112,7 +112,7 @@ func runReadBench(b *testing.B, p *client.Process, component string, config map[
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer task.Close(ctx)
+	defer func() { _ = task.Close(ctx) }()
 	var records, wire int64
 	b.ResetTimer()
 	start := time.Now()

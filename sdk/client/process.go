@@ -154,7 +154,7 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 			if opts.Nice < 0 {
 				hint = " (a negative niceness needs CAP_SYS_NICE; use 0 or a positive value)"
 			}
-			return nil, fmt.Errorf("plugin %s: set niceness %d: %v%s", opts.Path, opts.Nice, err, hint)
+			return nil, fmt.Errorf("plugin %s: set niceness %d: %w%s", opts.Path, opts.Nice, err, hint)
 		}
 	}
 	go p.watch()
@@ -408,16 +408,16 @@ func startError(path string, err error, pc *plugin.Client, cmd *exec.Cmd, t *tai
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
 		return fmt.Errorf("plugin %s: the binary changed since it was scanned; restart floe or re-scan plugin.path (its SHA-256 differs from the one recorded)", path)
 	case strings.HasPrefix(msg, "error verifying checksum"):
-		return fmt.Errorf("plugin %s: cannot read it to verify its checksum: %v", path, err)
+		return fmt.Errorf("plugin %s: cannot read it to verify its checksum: %w", path, err)
 	case strings.Contains(strings.ToLower(msg), "incompatible api version"):
 		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
 			v, _ := strconv.Atoi(m[1])
 			return fmt.Errorf("plugin %s speaks floe protocol v%d, this host speaks v%d; install a build of the plugin made for this floe version",
 				path, v, handshake.ProtocolVersion)
 		}
-		return fmt.Errorf("plugin %s speaks another floe protocol version than this host (v%d): %v", path, handshake.ProtocolVersion, err)
+		return fmt.Errorf("plugin %s speaks another floe protocol version than this host (v%d): %w", path, handshake.ProtocolVersion, err)
 	case strings.Contains(msg, "incompatible core API version"):
-		return fmt.Errorf("plugin %s was built with an incompatible hashicorp/go-plugin; rebuild it against this floe SDK: %v", path, err)
+		return fmt.Errorf("plugin %s was built with an incompatible hashicorp/go-plugin; rebuild it against this floe SDK: %w", path, err)
 	case strings.Contains(msg, "unsupported plugin protocol"):
 		return fmt.Errorf("plugin %s speaks go-plugin's net/rpc, not gRPC; it is not a floe plugin (build it with sdk.Serve)", path)
 	case strings.Contains(msg, "plugin exited before we could connect"):
@@ -436,7 +436,7 @@ func startError(path string, err error, pc *plugin.Client, cmd *exec.Cmd, t *tai
 	case strings.Contains(msg, "permission denied"):
 		return fmt.Errorf("plugin %s cannot be run (permission denied); run chmod +x %s and check the folder's mount options", path, path)
 	}
-	return fmt.Errorf("plugin %s: start: %v%s", path, err, waitExit())
+	return fmt.Errorf("plugin %s: start: %w%s", path, err, waitExit())
 }
 
 func startTimeout(ctx context.Context, configured time.Duration) time.Duration {

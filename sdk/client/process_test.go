@@ -29,7 +29,7 @@ func start(t *testing.T, opts client.StartOptions) *client.Process {
 	if opts.Path == "" {
 		opts.Path = testPlugin
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	p, err := client.Start(ctx, opts)
 	if err != nil {
@@ -66,7 +66,7 @@ func (h *fakeHost) DeadLetter(context.Context, []sdk.DeadLetter) error { return 
 
 func openCounter(t *testing.T, p *client.Process, h client.SourceHost, config map[string]string) *client.SourceTask {
 	t.Helper()
-	task, err := p.OpenSource(context.Background(), client.SourceOpen{
+	task, err := p.OpenSource(t.Context(), client.SourceOpen{
 		Component: "counter", Connector: "orders", Task: 0, Tasks: 1, Config: config, Host: h,
 	})
 	if err != nil {
@@ -333,7 +333,7 @@ func sha256Of(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		t.Fatal(err)

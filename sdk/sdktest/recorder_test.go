@@ -83,7 +83,7 @@ func (r *recorder) TempDir() string {
 	if err != nil {
 		panic(err)
 	}
-	r.Cleanup(func() { os.RemoveAll(dir) })
+	r.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
 

@@ -51,7 +51,7 @@ func Files(w io.Writer, srcs []Source) (Result, error) {
 		}
 		mds[i] = rdr.MetaData()
 		if err := joinable(mds[0], mds[i]); err != nil {
-			return Result{}, fmt.Errorf("stitch: %s: %w: %s", s.Name, ErrIncompatible, err)
+			return Result{}, fmt.Errorf("stitch: %s: %w: %w", s.Name, ErrIncompatible, err)
 		}
 	}
 

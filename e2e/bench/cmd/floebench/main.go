@@ -44,7 +44,7 @@ func run(args []string) int {
 	o := bench.Defaults(env.RepoDir, quick)
 	fs := flag.NewFlagSet("floebench", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: floebench [flags] %s|all …\n\nflags (also FLOE_BENCH_<FLAG> in the environment):\n", strings.Join(sections, "|"))
+		_, _ = fmt.Fprintf(fs.Output(), "usage: floebench [flags] %s|all …\n\nflags (also FLOE_BENCH_<FLAG> in the environment):\n", strings.Join(sections, "|"))
 		fs.PrintDefaults()
 	}
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "short durations: each section a few minutes")
