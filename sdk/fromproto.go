@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -86,4 +87,15 @@ func unixMs(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+func offsetsResetFromProto(r *pb.OffsetsReset) *OffsetsReset {
+	if r == nil {
+		return nil
+	}
+	pos := maps.Clone(r.GetPositions())
+	if pos == nil {
+		pos = map[string]int64{}
+	}
+	return &OffsetsReset{Positions: pos, AfterCheckpoint: r.GetAfterCheckpoint()}
 }

@@ -47,10 +47,11 @@ func (ss *sinkServer) Open(ctx context.Context, req *pb.SinkOpenRequest) (*pb.Si
 	}
 	label := fmt.Sprintf("sink %q of connector %q", c.Name, req.GetConnector())
 	task, err := c.Sink.Open(ctx, SinkOpenRequest{
-		Connector: req.GetConnector(),
-		Config:    cfg,
-		Writers:   int(req.GetWriters()),
-		Logger:    ss.s.log.With("connector", req.GetConnector(), "component", c.Name),
+		Connector:    req.GetConnector(),
+		Config:       cfg,
+		Writers:      int(req.GetWriters()),
+		OffsetsReset: offsetsResetFromProto(req.GetOffsetsReset()),
+		Logger:       ss.s.log.With("connector", req.GetConnector(), "component", c.Name),
 	})
 	if err != nil {
 		return nil, err

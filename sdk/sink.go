@@ -18,7 +18,31 @@ type SinkOpenRequest struct {
 	Config    Config
 	// Writers is the number of writers (the connector's tasks.max).
 	Writers int
-	Logger  *slog.Logger
+	// OffsetsReset is the user's offset override while it waits for its
+	// first commit, nil otherwise. A sink that keeps a frontier
+	// ([SinkTaskWithFrontier]) must honour it; see [OffsetsReset].
+	OffsetsReset *OffsetsReset
+	Logger       *slog.Logger
+}
+
+// OffsetsReset is an offset override the user set (PATCH or DELETE
+// /connectors/{c}/offsets on a stopped connector), handed to the sink
+// until a commit carries it.
+//
+// For each place the sink commits to (a table) whose newest commit of the
+// connector is at or before AfterCheckpoint, or that has none, Positions
+// replace its frontier: the sink drops no row below the old frontier as a
+// replay, fences the next commit's ranges against Positions (a partition
+// absent from Positions has no position: its range is accepted as it
+// comes), and that commit records that it applied the override. A place
+// committed past AfterCheckpoint applied it already and ignores it. The
+// host stops sending it once a commit after AfterCheckpoint succeeded.
+type OffsetsReset struct {
+	// Positions is the complete new start frontier, per source partition.
+	Positions map[string]int64
+	// AfterCheckpoint is the sink's last committed checkpoint when the
+	// user set the override.
+	AfterCheckpoint uint64
 }
 
 // SinkTask is a connector's open sink.

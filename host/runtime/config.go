@@ -37,10 +37,6 @@ const (
 	// KeyDataDir is the worker's data.dir, where embedded defaults (the
 	// SQLite catalog, the local warehouse) live.
 	KeyDataDir = "floe.data.dir"
-	// KeyOffsetsReset is set on the sink's config while an offset
-	// override (PATCH/DELETE offsets) waits for its first commit; see the
-	// package doc, "Offset overrides".
-	KeyOffsetsReset = "floe.offsets.reset"
 )
 
 // Defaults of the host's keys.

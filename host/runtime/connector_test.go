@@ -605,8 +605,14 @@ func TestOffsetOverride(t *testing.T) {
 	}
 	c := e.start(ctx)
 	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
-	if got := e.fp.sink.configs[0][KeyOffsetsReset]; !strings.Contains(got, `"topic/0":30`) || !strings.Contains(got, `"after_checkpoint":4`) {
-		t.Fatalf("sink config %s = %q", KeyOffsetsReset, got)
+	e.fp.sink.mu.Lock()
+	got := e.fp.sink.resets[0]
+	e.fp.sink.mu.Unlock()
+	if got == nil || got.Positions["topic/0"] != 30 || got.Positions["topic/1"] != 100 || got.AfterCheckpoint != 4 {
+		t.Fatalf("the sink's Open carried offsets reset %+v; want topic/0 at 30, topic/1 at 100 after checkpoint 4", got)
+	}
+	if _, ok := e.fp.sink.configs[0]["floe.offsets.reset"]; ok {
+		t.Fatalf("the override still travels in the sink's config too: %v", e.fp.sink.configs[0])
 	}
 	e.fp.sink.mu.Lock()
 	first := e.fp.sink.commits[0]

@@ -77,9 +77,9 @@
 // committed checkpoint at that time. On the next start the runtime
 // resumes from it instead of the sink's frontier, unless the sink's
 // frontier is already past that checkpoint (the override was committed:
-// it is deleted). While an override is pending the sink's config carries
-// [KeyOffsetsReset] = {"positions": {...}, "after_checkpoint": N}. The
-// sink's contract for it:
+// it is deleted). While an override is pending the sink's Open request
+// carries it (client.SinkOpen.OffsetsReset, sdk.OffsetsReset: the
+// positions and after_checkpoint N). The sink's contract for it:
 //
 //   - on its first commit, if the table's last floe checkpoint of the
 //     connector is still <= after_checkpoint, it replaces the table's
@@ -88,7 +88,7 @@
 //     against positions, not the old frontier, and rows below the old
 //     frontier are not dropped as replays;
 //   - that commit's snapshot summary carries floe.offsets.reset=true;
-//   - otherwise (a later checkpoint exists) it ignores the key.
+//   - otherwise (a later checkpoint exists) it ignores the override.
 //
 // The runtime deletes the override after that first commit.
 package runtime

@@ -404,6 +404,7 @@ type fakeTable struct {
 	commits            []sdk.CommitRequest
 	violations         []string
 	configs            []map[string]string
+	resets             []*sdk.OffsetsReset // each Open's OffsetsReset
 	maxPending         int
 	commitDelay        time.Duration
 	commitFails        int   // fail this many commits, then succeed
@@ -429,6 +430,7 @@ func (t *fakeTable) open(p *fakeProcess, req client.SinkOpen) *fakeSink {
 	defer t.mu.Unlock()
 	t.opens++
 	t.configs = append(t.configs, maps.Clone(req.Config))
+	t.resets = append(t.resets, req.OffsetsReset)
 	s := &fakeSink{t: t, p: p, ckpts: map[uint64]*fakeCkpt{}}
 	t.tasks = append(t.tasks, s)
 	return s
@@ -627,7 +629,7 @@ func (s *fakeSink) Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.Tab
 	if req.Checkpoint <= s.lastCommitted {
 		s.t.violate("commit of checkpoint %d after %d", req.Checkpoint, s.lastCommitted)
 	}
-	reset := s.t.configs[len(s.t.configs)-1][KeyOffsetsReset] != ""
+	reset := s.t.resets[len(s.t.resets)-1] != nil
 	// Fencing: every range starts at the table's frontier.
 	for _, r := range req.Ranges {
 		if f, ok := s.t.frontier[r.Partition]; ok && f != r.From && !reset {

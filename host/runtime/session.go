@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -72,23 +71,23 @@ type session struct {
 // openSession opens the sink on proc and reads its frontier.
 func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint64) (*session, error) {
 	name := c.opts.Name
-	cfg := c.pluginConfig()
+	var reset *sdk.OffsetsReset
 	ov, err := c.opts.Offsets.Override(ctx, name)
 	switch {
 	case err == nil:
-		b, _ := json.Marshal(resetDirective{Positions: ov.Positions, AfterCheckpoint: ov.AfterCheckpoint})
-		cfg[KeyOffsetsReset] = string(b)
+		reset = &sdk.OffsetsReset{Positions: maps.Clone(ov.Positions), AfterCheckpoint: ov.AfterCheckpoint}
 	case errors.Is(err, store.ErrNotFound):
 		ov = store.Override{}
 	default:
 		return nil, fmt.Errorf("read offset override: %w", err)
 	}
-	hasOverride := cfg[KeyOffsetsReset] != ""
+	hasOverride := reset != nil
 	sink, err := proc.OpenSink(ctx, client.SinkOpen{
-		Component: c.opts.Components[sdk.KindSink],
-		Connector: name,
-		Config:    cfg,
-		Writers:   c.settings.Tasks,
+		Component:    c.opts.Components[sdk.KindSink],
+		Connector:    name,
+		Config:       c.pluginConfig(),
+		Writers:      c.settings.Tasks,
+		OffsetsReset: reset,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open sink: %w", err)
@@ -154,12 +153,6 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 // errSessionEnding is returned by restartTask once the session no longer
 // starts tasks.
 var errSessionEnding = errors.New("the pipeline is ending")
-
-// resetDirective is the value of [KeyOffsetsReset] on the sink's config.
-type resetDirective struct {
-	Positions       map[string]int64 `json:"positions"`
-	AfterCheckpoint uint64           `json:"after_checkpoint"`
-}
 
 func closeQuietly(c *Connector, ctx context.Context, sink SinkTask) {
 	cctx, cancel := c.closeCtx(ctx)

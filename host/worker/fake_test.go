@@ -26,6 +26,7 @@ type fakePlugins struct {
 	ckpt     uint64
 	rows     int64
 	sinkCfgs []map[string]string
+	resets   []*sdk.OffsetsReset // each sink Open's OffsetsReset
 	live     atomic.Int64
 	starts   atomic.Int64
 	hideSink bool // pretend the sink plugin was uninstalled
@@ -146,6 +147,7 @@ func (p *fakeProc) OpenPartitioner(context.Context, client.PartitionerOpen) (run
 func (p *fakeProc) OpenSink(_ context.Context, req client.SinkOpen) (runtime.SinkTask, error) {
 	p.f.mu.Lock()
 	p.f.sinkCfgs = append(p.f.sinkCfgs, maps.Clone(req.Config))
+	p.f.resets = append(p.f.resets, req.OffsetsReset)
 	p.f.mu.Unlock()
 	return &fakeSink{f: p.f, pending: map[uint64]map[string]int64{}}, nil
 }

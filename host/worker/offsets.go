@@ -144,8 +144,9 @@ func comparePartitions(a, b string) int {
 // STOPPED. The new positions are laid over the table's frontier (or over
 // an override not yet committed) and stored as an override: the next
 // start resumes there, and its first commit tells the sink to replace its
-// frontier (runtime.KeyOffsetsReset). An offset of null removes the
-// partition's position: the source then starts it where it decides.
+// frontier (sdk.OffsetsReset in the sink's Open). An offset of null
+// removes the partition's position: the source then starts it where it
+// decides.
 func (w *Worker) AlterOffsets(ctx context.Context, name string, offsets []Offset) error {
 	changes, err := parseOffsets(offsets)
 	if err != nil {

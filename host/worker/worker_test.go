@@ -12,6 +12,7 @@ import (
 
 	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/host/store"
+	"github.com/floehq/floe/sdk"
 )
 
 func newWorker(t *testing.T, fp *fakePlugins, dir string) *Worker {
@@ -429,13 +430,13 @@ func TestStopAlterOffsetsResume(t *testing.T) {
 		return fp.rows == 260
 	})
 	fp.mu.Lock()
-	resetCfg := ""
-	if n := len(fp.sinkCfgs); n > 0 {
-		resetCfg = fp.sinkCfgs[n-1][runtime.KeyOffsetsReset]
+	var reset *sdk.OffsetsReset
+	if n := len(fp.resets); n > 0 {
+		reset = fp.resets[n-1]
 	}
 	fp.mu.Unlock()
-	if !strings.Contains(resetCfg, `"t/0":40`) {
-		t.Fatalf("sink config %s = %q", runtime.KeyOffsetsReset, resetCfg)
+	if reset == nil || reset.Positions["t/0"] != 40 {
+		t.Fatalf("the sink's Open carried offsets reset %+v; want t/0 at 40", reset)
 	}
 	waitFor(t, "override spent", func() bool {
 		_, err := w.store.Override(ctx, "c")

@@ -229,7 +229,7 @@ func (t *task) check(ctx context.Context, st *tableState, b base, req sdk.Commit
 		if b.isDone {
 			return b, nil
 		}
-		b.next, err = fence(st.name, st.committerFrontier(h, t.cfg.reset), req.Ranges, w.notes)
+		b.next, err = fence(st.name, st.committerFrontier(h, t.reset), req.Ranges, w.notes)
 		if err != nil && !b.fresh {
 			b.tbl = nil
 			continue
@@ -280,7 +280,7 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 		if err != nil {
 			return tc, err
 		}
-		if t.cfg.reset.appliesTo(b.h) {
+		if t.reset.appliesTo(b.h) {
 			props[summaryReset] = "true"
 		}
 		txn := b.tbl.NewTransaction()

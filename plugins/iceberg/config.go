@@ -160,9 +160,6 @@ type settings struct {
 	retryAttempts   int
 	retryBackoff    time.Duration
 	retryMaxBackoff time.Duration
-
-	// reset is the host's pending offset override, if any.
-	reset *offsetsReset
 }
 
 // parseSettings validates cfg against the spec (fields, then
@@ -318,12 +315,6 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 			bad(keyRouteField, "not set, but the route-regex settings need it (the field whose value they match)")
 		}
 	}
-
-	reset, err := parseOffsetsReset(cfg.String(keyOffsetsReset))
-	if err != nil {
-		errs = append(errs, sdk.KeyError(keyOffsetsReset, "%v", err))
-	}
-	s.reset = reset
 
 	if len(errs) > 0 {
 		return settings{}, errors.Join(errs...)

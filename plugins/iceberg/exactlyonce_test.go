@@ -392,7 +392,7 @@ func TestOffsetsReset(t *testing.T) {
 	_ = tk.Close(context.Background())
 
 	// The user rewinds p to 50 and drops q: rows from 50 are written again.
-	f.cfg[keyOffsetsReset] = `{"positions": {"p": 50}, "after_checkpoint": 1}`
+	f.reset = &sdk.OffsetsReset{Positions: map[string]int64{"p": 50}, AfterCheckpoint: 1}
 	tk = f.open(1)
 	prepare(t, tk, 1, schemaV1)
 	step(t, tk, 2, batchV1("p", 50, 30), batchV1("q", 0, 5))
@@ -406,7 +406,7 @@ func TestOffsetsReset(t *testing.T) {
 	_ = tk.Close(context.Background())
 
 	// Skipping ahead is no gap while the override is pending.
-	f.cfg[keyOffsetsReset] = `{"positions": {"p": 500, "q": 5}, "after_checkpoint": 2}`
+	f.reset = &sdk.OffsetsReset{Positions: map[string]int64{"p": 500, "q": 5}, AfterCheckpoint: 2}
 	tk = f.open(1)
 	prepare(t, tk, 1, schemaV1)
 	step(t, tk, 3, batchV1("p", 500, 10))

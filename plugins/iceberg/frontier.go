@@ -81,7 +81,7 @@ func (t *task) Frontier(ctx context.Context) (sdk.Frontier, error) {
 			if err := st.setTable(tbl); err != nil {
 				return sdk.Frontier{}, err
 			}
-			st.resetProgress(h, t.connector, t.cfg.reset)
+			st.resetProgress(h, t.connector, t.reset)
 		}
 		_, marked := tbl.Properties()[propConnectorPrefix+t.connector]
 		if !marked && !h.found {

@@ -25,7 +25,9 @@ type fixture struct {
 	dir       string
 	connector string
 	cfg       map[string]string
-	cat       catalog.Catalog // the test's own handle, for reads
+	// reset is handed to every Open as the host's offset override.
+	reset *sdk.OffsetsReset
+	cat   catalog.Catalog // the test's own handle, for reads
 }
 
 func newFixture(t testing.TB, cfg map[string]string) *fixture {
@@ -50,10 +52,11 @@ func (f *fixture) open(writers int) *task {
 	f.t.Helper()
 	comp := Component()
 	st, err := comp.Sink.Open(context.Background(), sdk.SinkOpenRequest{
-		Connector: f.connector,
-		Config:    sdk.NewConfig(f.cfg),
-		Writers:   writers,
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Connector:    f.connector,
+		Config:       sdk.NewConfig(f.cfg),
+		Writers:      writers,
+		OffsetsReset: f.reset,
+		Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		f.t.Fatalf("open: %v", err)

@@ -63,6 +63,7 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 	t := &task{
 		connector:   req.Connector,
 		cfg:         cfg,
+		reset:       (*offsetsReset)(req.OffsetsReset),
 		log:         logger.With("sink", "iceberg"),
 		cat:         cat,
 		closeCat:    closeCat,
@@ -93,8 +94,10 @@ func committerID() string {
 
 // task is one connector's open sink.
 type task struct {
-	connector   string
-	cfg         settings
+	connector string
+	cfg       settings
+	// reset is the host's pending offset override, if any.
+	reset       *offsetsReset
 	log         *slog.Logger
 	cat         catalog.Catalog
 	closeCat    func() error

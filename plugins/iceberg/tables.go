@@ -169,7 +169,7 @@ func (t *task) adopt(name string, tbl *table.Table) (*tableState, error) {
 	if err := st.setTable(tbl); err != nil {
 		return nil, err
 	}
-	st.resetProgress(h, t.connector, t.cfg.reset)
+	st.resetProgress(h, t.connector, t.reset)
 	t.mu.Lock()
 	t.tables[name] = st
 	t.mu.Unlock()

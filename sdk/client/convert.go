@@ -221,3 +221,10 @@ func fromUnixMs(ms int64) time.Time {
 	}
 	return time.UnixMilli(ms)
 }
+
+func offsetsResetToProto(r *sdk.OffsetsReset) *pb.OffsetsReset {
+	if r == nil {
+		return nil
+	}
+	return &pb.OffsetsReset{Positions: r.Positions, AfterCheckpoint: r.AfterCheckpoint}
+}

@@ -15,6 +15,9 @@ type SinkOpen struct {
 	Connector string
 	Config    map[string]string
 	Writers   int
+	// OffsetsReset is the user's pending offset override, if any (see
+	// sdk.OffsetsReset).
+	OffsetsReset *sdk.OffsetsReset
 }
 
 // SinkTask is a sink in a plugin process. See sdk.SinkTask for ordering.
@@ -28,10 +31,11 @@ type SinkTask struct {
 func (p *Process) OpenSink(ctx context.Context, req SinkOpen) (*SinkTask, error) {
 	label := fmt.Sprintf("sink %q of connector %q", req.Component, req.Connector)
 	resp, err := p.sink.Open(ctx, &pb.SinkOpenRequest{
-		Component: req.Component,
-		Connector: req.Connector,
-		Config:    req.Config,
-		Writers:   int32(req.Writers),
+		Component:    req.Component,
+		Connector:    req.Connector,
+		Config:       req.Config,
+		Writers:      int32(req.Writers),
+		OffsetsReset: offsetsResetToProto(req.OffsetsReset),
 	})
 	if err != nil {
 		return nil, p.openError(ctx, "sink", label, err)

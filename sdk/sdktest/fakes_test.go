@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -274,6 +275,7 @@ type fakeSink struct {
 	forget         bool // a reopened sink forgets its frontier
 	badPrepare     bool // PrepareSchema fails the second time
 	failClose      bool // Close fails
+	ignoreReset    bool // Open ignores the host's offsets reset
 
 	mu        sync.Mutex
 	positions map[string]map[string]int64 // config "table" → partition → next
@@ -300,12 +302,17 @@ func (f *fakeSink) Open(_ context.Context, req sdk.SinkOpenRequest) (sdk.SinkTas
 		delete(f.positions, table)
 		delete(f.cps, table)
 	}
-	return &fakeSinkTask{f: f, table: table, counts: map[uint64]map[int]int64{}}, nil
+	reset := req.OffsetsReset
+	if f.ignoreReset || (reset != nil && f.cps[table] > reset.AfterCheckpoint) {
+		reset = nil
+	}
+	return &fakeSinkTask{f: f, table: table, reset: reset, counts: map[uint64]map[int]int64{}}, nil
 }
 
 type fakeSinkTask struct {
 	f        *fakeSink
 	table    string
+	reset    *sdk.OffsetsReset // pending until the first commit
 	mu       sync.Mutex
 	counts   map[uint64]map[int]int64 // checkpoint → writer → records
 	prepared map[int64]bool
@@ -369,10 +376,20 @@ func (t *fakeSinkTask) Commit(_ context.Context, req sdk.CommitRequest) ([]sdk.T
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()
 	pos := t.f.positions[t.table]
+	if t.reset != nil {
+		pos = maps.Clone(t.reset.Positions)
+	}
 	if pos == nil {
 		pos = map[string]int64{}
-		t.f.positions[t.table] = pos
 	}
+	// Fencing, as a table would: a range continues the frontier.
+	for _, r := range req.Ranges {
+		if f, ok := pos[r.Partition]; ok && r.From != f && !t.f.wrongFrontier {
+			return nil, fmt.Errorf("fenced: partition %s is committed up to %d, the checkpoint starts at %d", r.Partition, f, r.From)
+		}
+	}
+	t.f.positions[t.table] = pos
+	t.reset = nil
 	var records int64
 	for _, r := range req.Ranges {
 		pos[r.Partition] = r.Next

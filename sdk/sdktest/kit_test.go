@@ -151,7 +151,7 @@ func TestPartitionerKitCatches(t *testing.T) {
 }
 
 var sinkChecks = []string{CheckSpec, CheckInvalidConfig, CheckWriteFlushCommit, CheckEmptyCheckpoint, CheckPipelined,
-	CheckFrontierReopen, CheckPrepareSchema, CheckClose}
+	CheckFrontierReopen, CheckOffsetsReset, CheckPrepareSchema, CheckClose}
 
 func freshTable(t testing.TB) map[string]string {
 	return map[string]string{"table": t.Name()}
@@ -174,6 +174,7 @@ func TestSinkKitCatches(t *testing.T) {
 		{"frontier lags", &fakeSink{wrongFrontier: true}, CheckWriteFlushCommit, "the Next of the committed range"},
 		{"empty commit fails", &fakeSink{failEmpty: true}, CheckEmptyCheckpoint, "Commit(1): "},
 		{"frontier lost on reopen", &fakeSink{forget: true}, CheckFrontierReopen, "after reopening the sink,"},
+		{"offsets reset ignored", &fakeSink{ignoreReset: true}, CheckOffsetsReset, "where the offsets reset put it"},
 		{"missing required key", &fakeSink{}, CheckInvalidConfig, "Open accepted the config"},
 		{"prepare not idempotent", &fakeSink{badPrepare: true}, CheckPrepareSchema, "PrepareSchema 1: "},
 		{"close fails", &fakeSink{failClose: true}, CheckClose, "Close: "},

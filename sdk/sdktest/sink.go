@@ -45,6 +45,7 @@ const (
 	CheckEmptyCheckpoint  = "empty_checkpoint"
 	CheckPipelined        = "pipelined_checkpoints"
 	CheckFrontierReopen   = "frontier_after_reopen"
+	CheckOffsetsReset     = "offsets_reset"
 	CheckPrepareSchema    = "prepare_schema"
 )
 
@@ -66,6 +67,12 @@ const (
 //     the commits apply in order.
 //   - frontier_after_reopen: a sink reopened with the same config reports
 //     the frontier committed before (skipped without a frontier).
+//   - offsets_reset: after checkpoint 1, the sink is reopened with an
+//     OffsetsReset (sdk.SinkOpenRequest) that rewinds the first partition
+//     to the start of what checkpoint 1 covered; checkpoint 2 writes that
+//     range again and must commit (not fenced as an overlap, its rows not
+//     dropped as replays), and the frontier then has checkpoint 2 (skipped
+//     without a frontier).
 //   - prepare_schema: preparing the same schema twice succeeds (a sink
 //     without schema support accepts all).
 //   - close: Close succeeds and calls after it fail.
@@ -103,6 +110,7 @@ func sinkKit(t tb, target Target, c SinkCase) {
 		{CheckEmptyCheckpoint, k.emptyCheckpoint},
 		{CheckPipelined, k.pipelined},
 		{CheckFrontierReopen, k.frontierReopen},
+		{CheckOffsetsReset, k.offsetsReset},
 		{CheckPrepareSchema, k.prepareSchema},
 		{CheckClose, k.close},
 	}
@@ -121,9 +129,15 @@ func sinkKit(t tb, target Target, c SinkCase) {
 
 func (k *sinkKitRun) open(t tb, s *session, cfg map[string]string) *client.SinkTask {
 	t.Helper()
+	return k.openWith(t, s, cfg, nil)
+}
+
+// openWith opens the sink with the host's pending offset override.
+func (k *sinkKitRun) openWith(t tb, s *session, cfg map[string]string, reset *sdk.OffsetsReset) *client.SinkTask {
+	t.Helper()
 	ctx, cancel := s.callCtx(callTimeout)
 	defer cancel()
-	task, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: "sdktest", Config: cfg, Writers: k.c.Writers})
+	task, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: "sdktest", Config: cfg, Writers: k.c.Writers, OffsetsReset: reset})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -417,6 +431,44 @@ func (k *sinkKitRun) frontierReopen(t tb, s *session, cfg map[string]string, in 
 	defer k.closeSink(t, s, task)
 	f, _ := k.frontier(t, s, task)
 	checkFrontier(t, f, nextOf(w), 1, "after reopening the sink,")
+}
+
+func (k *sinkKitRun) offsetsReset(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	task := k.open(t, s, cfg)
+	if _, ok := k.frontier(t, s, task); !ok {
+		k.closeSink(t, s, task)
+		t.Skip("the sink keeps no frontier (it does not implement sdk.SinkTaskWithFrontier)")
+	}
+	k.prepare(t, s, task, k.c.Batches)
+	w1 := newWritten()
+	k.write(t, s, task, 1, in, w1)
+	k.commit(t, s, task, 1, w1, k.flush(t, s, task, 1, w1))
+	k.closeSink(t, s, task)
+
+	// The user rewinds the first partition to where checkpoint 1 began.
+	first := in[0].Partition
+	positions := nextOf(w1)
+	positions[first] = w1.ranges[first].From
+	var again []client.Batch
+	for _, b := range in {
+		if b.Partition == first {
+			again = append(again, b)
+		}
+	}
+	task = k.openWith(t, s, cfg, &sdk.OffsetsReset{Positions: positions, AfterCheckpoint: 1})
+	k.prepare(t, s, task, k.c.Batches)
+	w2 := newWritten()
+	k.write(t, s, task, 2, again, w2)
+	results := k.flush(t, s, task, 2, w2)
+	ctx, cancel := s.callCtx(callTimeout)
+	_, err := task.Commit(ctx, sdk.CommitRequest{Checkpoint: 2, Ranges: w2.rangeList(), Results: results})
+	cancel()
+	if err != nil {
+		t.Fatalf("Commit(2) of partition %s from %d, where the offsets reset put it, failed: %v; a sink opened with an OffsetsReset fences against its positions", first, positions[first], err)
+	}
+	f, _ := k.frontier(t, s, task)
+	checkFrontier(t, f, nextOf(w1, w2), 2, "after the reset and Commit(2)")
+	k.closeSink(t, s, task)
 }
 
 func (k *sinkKitRun) prepareSchema(t tb, s *session, cfg map[string]string, _ []client.Batch) {

@@ -1852,11 +1852,14 @@ func (x *PartitionResponse) GetLoad() []float64 {
 }
 
 type SinkOpenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Component     string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
-	Connector     string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
-	Config        map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Writers       int32                  `protobuf:"varint,4,opt,name=writers,proto3" json:"writers,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Component string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
+	Connector string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
+	Config    map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Writers   int32                  `protobuf:"varint,4,opt,name=writers,proto3" json:"writers,omitempty"`
+	// offsets_reset is set while a user's offset override (PATCH or DELETE
+	// /connectors/{c}/offsets) waits for its first commit; absent otherwise.
+	OffsetsReset  *OffsetsReset `protobuf:"bytes,5,opt,name=offsets_reset,json=offsetsReset,proto3" json:"offsets_reset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1919,6 +1922,73 @@ func (x *SinkOpenRequest) GetWriters() int32 {
 	return 0
 }
 
+func (x *SinkOpenRequest) GetOffsetsReset() *OffsetsReset {
+	if x != nil {
+		return x.OffsetsReset
+	}
+	return nil
+}
+
+// OffsetsReset is a pending offset override. For a table whose newest
+// commit of the connector is at or before after_checkpoint (or that has
+// none), positions replace the table's frontier: rows below the old
+// frontier are not dropped as replays, the next commit's ranges are
+// fenced against positions (a partition absent there has no position),
+// and that commit records that it applied the override (floe's Iceberg
+// sink: floe.offsets.reset=true in the snapshot summary). A table
+// committed past after_checkpoint applied it already and ignores it.
+type OffsetsReset struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Positions       map[string]int64       `protobuf:"bytes,1,rep,name=positions,proto3" json:"positions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	AfterCheckpoint uint64                 `protobuf:"varint,2,opt,name=after_checkpoint,json=afterCheckpoint,proto3" json:"after_checkpoint,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *OffsetsReset) Reset() {
+	*x = OffsetsReset{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OffsetsReset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OffsetsReset) ProtoMessage() {}
+
+func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OffsetsReset.ProtoReflect.Descriptor instead.
+func (*OffsetsReset) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *OffsetsReset) GetPositions() map[string]int64 {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+func (x *OffsetsReset) GetAfterCheckpoint() uint64 {
+	if x != nil {
+		return x.AfterCheckpoint
+	}
+	return 0
+}
+
 type SinkOpenResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -1928,7 +1998,7 @@ type SinkOpenResponse struct {
 
 func (x *SinkOpenResponse) Reset() {
 	*x = SinkOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +2010,7 @@ func (x *SinkOpenResponse) String() string {
 func (*SinkOpenResponse) ProtoMessage() {}
 
 func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1953,7 +2023,7 @@ func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenResponse.ProtoReflect.Descriptor instead.
 func (*SinkOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SinkOpenResponse) GetHandle() uint64 {
@@ -1972,7 +2042,7 @@ type FrontierRequest struct {
 
 func (x *FrontierRequest) Reset() {
 	*x = FrontierRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2054,7 @@ func (x *FrontierRequest) String() string {
 func (*FrontierRequest) ProtoMessage() {}
 
 func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2067,7 @@ func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierRequest.ProtoReflect.Descriptor instead.
 func (*FrontierRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FrontierRequest) GetHandle() uint64 {
@@ -2018,7 +2088,7 @@ type FrontierResponse struct {
 
 func (x *FrontierResponse) Reset() {
 	*x = FrontierResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2030,7 +2100,7 @@ func (x *FrontierResponse) String() string {
 func (*FrontierResponse) ProtoMessage() {}
 
 func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2043,7 +2113,7 @@ func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierResponse.ProtoReflect.Descriptor instead.
 func (*FrontierResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FrontierResponse) GetPositions() map[string]int64 {
@@ -2070,7 +2140,7 @@ type PrepareSchemaRequest struct {
 
 func (x *PrepareSchemaRequest) Reset() {
 	*x = PrepareSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2152,7 @@ func (x *PrepareSchemaRequest) String() string {
 func (*PrepareSchemaRequest) ProtoMessage() {}
 
 func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2165,7 @@ func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaRequest.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PrepareSchemaRequest) GetHandle() uint64 {
@@ -2124,7 +2194,7 @@ type PrepareSchemaResponse struct {
 
 func (x *PrepareSchemaResponse) Reset() {
 	*x = PrepareSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2206,7 @@ func (x *PrepareSchemaResponse) String() string {
 func (*PrepareSchemaResponse) ProtoMessage() {}
 
 func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2219,7 @@ func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaResponse.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PrepareSchemaResponse) GetAccepted() bool {
@@ -2186,7 +2256,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2268,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2281,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WriteRequest) GetHandle() uint64 {
@@ -2251,7 +2321,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2333,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2346,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WriteResponse) GetRejected() []*RejectedRecord {
@@ -2296,7 +2366,7 @@ type RejectedRecord struct {
 
 func (x *RejectedRecord) Reset() {
 	*x = RejectedRecord{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2378,7 @@ func (x *RejectedRecord) String() string {
 func (*RejectedRecord) ProtoMessage() {}
 
 func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2391,7 @@ func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedRecord.ProtoReflect.Descriptor instead.
 func (*RejectedRecord) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RejectedRecord) GetOffset() int64 {
@@ -2348,7 +2418,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2430,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2443,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *FlushRequest) GetHandle() uint64 {
@@ -2405,7 +2475,7 @@ type WriteResult struct {
 
 func (x *WriteResult) Reset() {
 	*x = WriteResult{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2417,7 +2487,7 @@ func (x *WriteResult) String() string {
 func (*WriteResult) ProtoMessage() {}
 
 func (x *WriteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2430,7 +2500,7 @@ func (x *WriteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResult.ProtoReflect.Descriptor instead.
 func (*WriteResult) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WriteResult) GetPayload() []byte {
@@ -2477,7 +2547,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2559,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2572,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *FlushResponse) GetResults() []*WriteResult {
@@ -2525,7 +2595,7 @@ type SinkCommitRequest struct {
 
 func (x *SinkCommitRequest) Reset() {
 	*x = SinkCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2607,7 @@ func (x *SinkCommitRequest) String() string {
 func (*SinkCommitRequest) ProtoMessage() {}
 
 func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2620,7 @@ func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitRequest.ProtoReflect.Descriptor instead.
 func (*SinkCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SinkCommitRequest) GetHandle() uint64 {
@@ -2594,7 +2664,7 @@ type TableCommit struct {
 
 func (x *TableCommit) Reset() {
 	*x = TableCommit{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2606,7 +2676,7 @@ func (x *TableCommit) String() string {
 func (*TableCommit) ProtoMessage() {}
 
 func (x *TableCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2619,7 +2689,7 @@ func (x *TableCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCommit.ProtoReflect.Descriptor instead.
 func (*TableCommit) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TableCommit) GetTable() string {
@@ -2666,7 +2736,7 @@ type SinkCommitResponse struct {
 
 func (x *SinkCommitResponse) Reset() {
 	*x = SinkCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +2748,7 @@ func (x *SinkCommitResponse) String() string {
 func (*SinkCommitResponse) ProtoMessage() {}
 
 func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2761,7 @@ func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitResponse.ProtoReflect.Descriptor instead.
 func (*SinkCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SinkCommitResponse) GetCommits() []*TableCommit {
@@ -2712,7 +2782,7 @@ type MaintenanceOpenRequest struct {
 
 func (x *MaintenanceOpenRequest) Reset() {
 	*x = MaintenanceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2794,7 @@ func (x *MaintenanceOpenRequest) String() string {
 func (*MaintenanceOpenRequest) ProtoMessage() {}
 
 func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2807,7 @@ func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MaintenanceOpenRequest) GetComponent() string {
@@ -2770,7 +2840,7 @@ type MaintenanceOpenResponse struct {
 
 func (x *MaintenanceOpenResponse) Reset() {
 	*x = MaintenanceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2852,7 @@ func (x *MaintenanceOpenResponse) String() string {
 func (*MaintenanceOpenResponse) ProtoMessage() {}
 
 func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2865,7 @@ func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MaintenanceOpenResponse) GetHandle() uint64 {
@@ -2817,7 +2887,7 @@ type CycleRequest struct {
 
 func (x *CycleRequest) Reset() {
 	*x = CycleRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2899,7 @@ func (x *CycleRequest) String() string {
 func (*CycleRequest) ProtoMessage() {}
 
 func (x *CycleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2912,7 @@ func (x *CycleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleRequest.ProtoReflect.Descriptor instead.
 func (*CycleRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CycleRequest) GetHandle() uint64 {
@@ -2885,7 +2955,7 @@ type TaskRun struct {
 
 func (x *TaskRun) Reset() {
 	*x = TaskRun{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2897,7 +2967,7 @@ func (x *TaskRun) String() string {
 func (*TaskRun) ProtoMessage() {}
 
 func (x *TaskRun) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2910,7 +2980,7 @@ func (x *TaskRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRun.ProtoReflect.Descriptor instead.
 func (*TaskRun) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TaskRun) GetTable() string {
@@ -3003,7 +3073,7 @@ type CycleResponse struct {
 
 func (x *CycleResponse) Reset() {
 	*x = CycleResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3015,7 +3085,7 @@ func (x *CycleResponse) String() string {
 func (*CycleResponse) ProtoMessage() {}
 
 func (x *CycleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3028,7 +3098,7 @@ func (x *CycleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleResponse.ProtoReflect.Descriptor instead.
 func (*CycleResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CycleResponse) GetRuns() []*TaskRun {
@@ -3073,7 +3143,7 @@ type TableHealth struct {
 
 func (x *TableHealth) Reset() {
 	*x = TableHealth{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3085,7 +3155,7 @@ func (x *TableHealth) String() string {
 func (*TableHealth) ProtoMessage() {}
 
 func (x *TableHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3098,7 +3168,7 @@ func (x *TableHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableHealth.ProtoReflect.Descriptor instead.
 func (*TableHealth) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TableHealth) GetTable() string {
@@ -3194,7 +3264,7 @@ type MaintenanceStatusRequest struct {
 
 func (x *MaintenanceStatusRequest) Reset() {
 	*x = MaintenanceStatusRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3276,7 @@ func (x *MaintenanceStatusRequest) String() string {
 func (*MaintenanceStatusRequest) ProtoMessage() {}
 
 func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3289,7 @@ func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MaintenanceStatusRequest) GetHandle() uint64 {
@@ -3239,7 +3309,7 @@ type MaintenanceStatusResponse struct {
 
 func (x *MaintenanceStatusResponse) Reset() {
 	*x = MaintenanceStatusResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +3321,7 @@ func (x *MaintenanceStatusResponse) String() string {
 func (*MaintenanceStatusResponse) ProtoMessage() {}
 
 func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +3334,7 @@ func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *MaintenanceStatusResponse) GetTables() []*TableHealth {
@@ -3290,7 +3360,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3302,7 +3372,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3315,7 +3385,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CloseRequest) GetHandle() uint64 {
@@ -3333,7 +3403,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3345,7 +3415,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3358,7 +3428,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 var File_floe_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -3514,15 +3584,22 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05batch\x18\x02 \x01(\v2\x15.floe.plugin.v1.BatchR\x05batch\"I\n" +
 	"\x11PartitionResponse\x12\x1c\n" +
 	"\awriters\x18\x01 \x03(\rB\x02\x10\x01R\awriters\x12\x16\n" +
-	"\x04load\x18\x02 \x03(\x01B\x02\x10\x01R\x04load\"\xe7\x01\n" +
+	"\x04load\x18\x02 \x03(\x01B\x02\x10\x01R\x04load\"\xaa\x02\n" +
 	"\x0fSinkOpenRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12C\n" +
 	"\x06config\x18\x03 \x03(\v2+.floe.plugin.v1.SinkOpenRequest.ConfigEntryR\x06config\x12\x18\n" +
-	"\awriters\x18\x04 \x01(\x05R\awriters\x1a9\n" +
+	"\awriters\x18\x04 \x01(\x05R\awriters\x12A\n" +
+	"\roffsets_reset\x18\x05 \x01(\v2\x1c.floe.plugin.v1.OffsetsResetR\foffsetsReset\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"*\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc2\x01\n" +
+	"\fOffsetsReset\x12I\n" +
+	"\tpositions\x18\x01 \x03(\v2+.floe.plugin.v1.OffsetsReset.PositionsEntryR\tpositions\x12)\n" +
+	"\x10after_checkpoint\x18\x02 \x01(\x04R\x0fafterCheckpoint\x1a<\n" +
+	"\x0ePositionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"*\n" +
 	"\x10SinkOpenResponse\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\")\n" +
 	"\x0fFrontierRequest\x12\x16\n" +
@@ -3693,7 +3770,7 @@ func file_floe_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
+var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                         // 0: floe.plugin.v1.Kind
 	(*DescribeRequest)(nil),           // 1: floe.plugin.v1.DescribeRequest
@@ -3726,125 +3803,129 @@ var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(*PartitionRequest)(nil),          // 28: floe.plugin.v1.PartitionRequest
 	(*PartitionResponse)(nil),         // 29: floe.plugin.v1.PartitionResponse
 	(*SinkOpenRequest)(nil),           // 30: floe.plugin.v1.SinkOpenRequest
-	(*SinkOpenResponse)(nil),          // 31: floe.plugin.v1.SinkOpenResponse
-	(*FrontierRequest)(nil),           // 32: floe.plugin.v1.FrontierRequest
-	(*FrontierResponse)(nil),          // 33: floe.plugin.v1.FrontierResponse
-	(*PrepareSchemaRequest)(nil),      // 34: floe.plugin.v1.PrepareSchemaRequest
-	(*PrepareSchemaResponse)(nil),     // 35: floe.plugin.v1.PrepareSchemaResponse
-	(*WriteRequest)(nil),              // 36: floe.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),             // 37: floe.plugin.v1.WriteResponse
-	(*RejectedRecord)(nil),            // 38: floe.plugin.v1.RejectedRecord
-	(*FlushRequest)(nil),              // 39: floe.plugin.v1.FlushRequest
-	(*WriteResult)(nil),               // 40: floe.plugin.v1.WriteResult
-	(*FlushResponse)(nil),             // 41: floe.plugin.v1.FlushResponse
-	(*SinkCommitRequest)(nil),         // 42: floe.plugin.v1.SinkCommitRequest
-	(*TableCommit)(nil),               // 43: floe.plugin.v1.TableCommit
-	(*SinkCommitResponse)(nil),        // 44: floe.plugin.v1.SinkCommitResponse
-	(*MaintenanceOpenRequest)(nil),    // 45: floe.plugin.v1.MaintenanceOpenRequest
-	(*MaintenanceOpenResponse)(nil),   // 46: floe.plugin.v1.MaintenanceOpenResponse
-	(*CycleRequest)(nil),              // 47: floe.plugin.v1.CycleRequest
-	(*TaskRun)(nil),                   // 48: floe.plugin.v1.TaskRun
-	(*CycleResponse)(nil),             // 49: floe.plugin.v1.CycleResponse
-	(*TableHealth)(nil),               // 50: floe.plugin.v1.TableHealth
-	(*MaintenanceStatusRequest)(nil),  // 51: floe.plugin.v1.MaintenanceStatusRequest
-	(*MaintenanceStatusResponse)(nil), // 52: floe.plugin.v1.MaintenanceStatusResponse
-	(*CloseRequest)(nil),              // 53: floe.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),             // 54: floe.plugin.v1.CloseResponse
-	nil,                               // 55: floe.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                               // 56: floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	nil,                               // 57: floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	nil,                               // 58: floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	nil,                               // 59: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	nil,                               // 60: floe.plugin.v1.DeadLetter.HeadersEntry
-	nil,                               // 61: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	nil,                               // 62: floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	nil,                               // 63: floe.plugin.v1.FrontierResponse.PositionsEntry
-	nil,                               // 64: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	(*OffsetsReset)(nil),              // 31: floe.plugin.v1.OffsetsReset
+	(*SinkOpenResponse)(nil),          // 32: floe.plugin.v1.SinkOpenResponse
+	(*FrontierRequest)(nil),           // 33: floe.plugin.v1.FrontierRequest
+	(*FrontierResponse)(nil),          // 34: floe.plugin.v1.FrontierResponse
+	(*PrepareSchemaRequest)(nil),      // 35: floe.plugin.v1.PrepareSchemaRequest
+	(*PrepareSchemaResponse)(nil),     // 36: floe.plugin.v1.PrepareSchemaResponse
+	(*WriteRequest)(nil),              // 37: floe.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),             // 38: floe.plugin.v1.WriteResponse
+	(*RejectedRecord)(nil),            // 39: floe.plugin.v1.RejectedRecord
+	(*FlushRequest)(nil),              // 40: floe.plugin.v1.FlushRequest
+	(*WriteResult)(nil),               // 41: floe.plugin.v1.WriteResult
+	(*FlushResponse)(nil),             // 42: floe.plugin.v1.FlushResponse
+	(*SinkCommitRequest)(nil),         // 43: floe.plugin.v1.SinkCommitRequest
+	(*TableCommit)(nil),               // 44: floe.plugin.v1.TableCommit
+	(*SinkCommitResponse)(nil),        // 45: floe.plugin.v1.SinkCommitResponse
+	(*MaintenanceOpenRequest)(nil),    // 46: floe.plugin.v1.MaintenanceOpenRequest
+	(*MaintenanceOpenResponse)(nil),   // 47: floe.plugin.v1.MaintenanceOpenResponse
+	(*CycleRequest)(nil),              // 48: floe.plugin.v1.CycleRequest
+	(*TaskRun)(nil),                   // 49: floe.plugin.v1.TaskRun
+	(*CycleResponse)(nil),             // 50: floe.plugin.v1.CycleResponse
+	(*TableHealth)(nil),               // 51: floe.plugin.v1.TableHealth
+	(*MaintenanceStatusRequest)(nil),  // 52: floe.plugin.v1.MaintenanceStatusRequest
+	(*MaintenanceStatusResponse)(nil), // 53: floe.plugin.v1.MaintenanceStatusResponse
+	(*CloseRequest)(nil),              // 54: floe.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),             // 55: floe.plugin.v1.CloseResponse
+	nil,                               // 56: floe.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                               // 57: floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	nil,                               // 58: floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	nil,                               // 59: floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	nil,                               // 60: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	nil,                               // 61: floe.plugin.v1.DeadLetter.HeadersEntry
+	nil,                               // 62: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	nil,                               // 63: floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	nil,                               // 64: floe.plugin.v1.OffsetsReset.PositionsEntry
+	nil,                               // 65: floe.plugin.v1.FrontierResponse.PositionsEntry
+	nil,                               // 66: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 }
 var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	3,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
 	0,  // 1: floe.plugin.v1.Component.kind:type_name -> floe.plugin.v1.Kind
 	4,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
 	0,  // 3: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
-	55, // 4: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
+	56, // 4: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
 	7,  // 5: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
-	56, // 6: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	57, // 6: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
 	8,  // 7: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
-	57, // 8: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	58, // 9: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	59, // 10: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	58, // 8: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	59, // 9: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	60, // 10: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
 	9,  // 11: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	60, // 12: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
+	61, // 12: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
 	23, // 13: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
-	61, // 14: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	62, // 14: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
 	8,  // 15: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
-	62, // 16: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	63, // 17: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
-	9,  // 18: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	8,  // 19: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
-	38, // 20: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
-	40, // 21: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
-	10, // 22: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
-	40, // 23: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
-	43, // 24: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
-	64, // 25: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
-	48, // 26: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	50, // 27: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	50, // 28: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	48, // 29: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	1,  // 30: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	5,  // 31: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	11, // 32: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	13, // 33: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	15, // 34: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	53, // 35: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	17, // 36: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	19, // 37: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	21, // 38: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	24, // 39: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	26, // 40: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	28, // 41: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	53, // 42: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	30, // 43: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	32, // 44: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	34, // 45: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	36, // 46: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	39, // 47: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	42, // 48: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	53, // 49: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	45, // 50: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	47, // 51: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	51, // 52: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	53, // 53: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	2,  // 54: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	6,  // 55: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	12, // 56: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	14, // 57: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	16, // 58: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	54, // 59: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	18, // 60: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	20, // 61: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	22, // 62: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	25, // 63: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	27, // 64: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	29, // 65: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	54, // 66: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	31, // 67: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	33, // 68: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	35, // 69: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	37, // 70: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	41, // 71: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	44, // 72: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	54, // 73: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	46, // 74: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	49, // 75: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	52, // 76: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	54, // 77: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	54, // [54:78] is the sub-list for method output_type
-	30, // [30:54] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	63, // 16: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	31, // 17: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
+	64, // 18: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
+	65, // 19: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
+	9,  // 20: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	8,  // 21: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
+	39, // 22: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
+	41, // 23: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
+	10, // 24: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
+	41, // 25: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
+	44, // 26: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
+	66, // 27: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	49, // 28: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	51, // 29: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	51, // 30: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	49, // 31: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	1,  // 32: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	5,  // 33: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	11, // 34: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	13, // 35: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	15, // 36: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	54, // 37: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	17, // 38: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	19, // 39: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	21, // 40: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	24, // 41: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	26, // 42: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	28, // 43: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	54, // 44: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	30, // 45: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	33, // 46: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	35, // 47: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	37, // 48: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	40, // 49: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	43, // 50: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	54, // 51: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	46, // 52: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	48, // 53: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	52, // 54: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	54, // 55: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	2,  // 56: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	6,  // 57: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	12, // 58: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	14, // 59: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	16, // 60: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	55, // 61: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	18, // 62: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	20, // 63: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	22, // 64: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	25, // 65: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	27, // 66: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	29, // 67: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	55, // 68: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	32, // 69: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	34, // 70: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	36, // 71: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	38, // 72: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	42, // 73: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	45, // 74: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	55, // 75: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	47, // 76: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	50, // 77: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	53, // 78: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	55, // 79: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	56, // [56:80] is the sub-list for method output_type
+	32, // [32:56] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
@@ -3858,7 +3939,7 @@ func file_floe_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_plugin_v1_plugin_proto_rawDesc), len(file_floe_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   64,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   6,
 		},
