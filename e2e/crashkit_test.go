@@ -172,6 +172,11 @@ type rigOptions struct {
 	name    string
 	// maintenance adds the iceberg-maintenance plugin, compacting often.
 	maintenance bool
+	// lake, when set, puts the tables in its object store: behind its
+	// REST catalog, or (postgresS3) in the Postgres catalog with an
+	// s3:// warehouse. Unset: the Postgres catalog, a local warehouse.
+	lake       *harness.Lake
+	postgresS3 bool
 }
 
 // rig is a topic, a connector, floe running it and a feeder.
@@ -211,6 +216,22 @@ func newRig(t *testing.T, ctx context.Context, o rigOptions) *rig {
 	warehouse := "file://" + filepath.Join(t.TempDir(), "warehouse")
 	r.all = harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: warehouse, Name: namespace + ".all_readings"}
 	r.rare = harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: warehouse, Name: namespace + ".rare_readings"}
+	catalogKeys := map[string]string{
+		"iceberg.catalog.type":      "sql",
+		"iceberg.catalog.uri":       env.PostgresURL,
+		"iceberg.catalog.warehouse": warehouse,
+	}
+	switch {
+	case o.lake != nil && o.postgresS3:
+		warehouse = "s3://" + o.lake.S3Bucket + "/" + namespace
+		catalogKeys = o.lake.PostgresS3Keys(env.PostgresURL, warehouse)
+		r.all = o.lake.SQLTable(env.PostgresURL, warehouse, namespace+".all_readings")
+		r.rare = o.lake.SQLTable(env.PostgresURL, warehouse, namespace+".rare_readings")
+	case o.lake != nil:
+		catalogKeys = o.lake.RESTCatalogKeys()
+		r.all = o.lake.RESTTable(namespace + ".all_readings")
+		r.rare = o.lake.RESTTable(namespace + ".rare_readings")
+	}
 	r.conn = harness.Connector{Name: o.name, Config: map[string]string{
 		"connector.class":            "iceberg",
 		"source":                     "kafka",
@@ -229,12 +250,12 @@ func newRig(t *testing.T, ctx context.Context, o rigOptions) *rig {
 		"iceberg.tables.route-field":                    "region",
 		"iceberg.table." + r.all.Name + ".route-regex":  ".*",
 		"iceberg.table." + r.rare.Name + ".route-regex": "rare",
-		"iceberg.catalog.type":                          "sql",
-		"iceberg.catalog.uri":                           env.PostgresURL,
-		"iceberg.catalog.warehouse":                     warehouse,
 		"plugin.restart.backoff.ms":                     "200",
 		"plugin.restart.max.attempts":                   "10",
 	}}
+	for k, v := range catalogKeys {
+		r.conn.Config[k] = v
+	}
 	if o.maintenance {
 		r.conn.Config["maintenance"] = "iceberg-maintenance"
 		r.conn.Config["maintenance.poll.interval.ms"] = "2000"
@@ -401,7 +422,11 @@ func (r *rig) check(ctx context.Context, engine harness.Engine, rare bool) check
 	if read.Distinct != nil {
 		res.distinct = *read.Distinct
 	}
-	md := harness.LoadMetadata(r.t, read.Metadata)
+	var lake harness.Lake
+	if r.opts.lake != nil {
+		lake = *r.opts.lake
+	}
+	md := harness.LoadMetadataIn(r.t, lake, read.Metadata)
 	frontier, _, err := md.Frontier(r.opts.name)
 	if err != nil {
 		r.t.Fatal(err)

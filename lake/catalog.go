@@ -77,11 +77,19 @@ func CatalogFields(group string) []*sdk.Field {
 			Describe("sql catalog on Postgres: user name, when it is not part of the URI.").InGroup(group).Rank(sdk.Low),
 		sdk.Password(KeyJDBCPassword).
 			Describe("sql catalog on Postgres: password, when it is not part of the URI.").InGroup(group).Rank(sdk.Low),
-		sdk.Password(PrefixCatalog + "credential").
-			Describe("rest catalog: OAuth2 client credential (client_id:client_secret).").InGroup(group).Rank(sdk.Low),
-		sdk.Password(PrefixCatalog + "token").
+		sdk.Password(KeyCredential).
+			Describe("rest catalog: OAuth2 client credential (client_id:client_secret), exchanged for a token at the catalog's /v1/oauth/tokens (or iceberg.catalog.oauth2-server-uri).").InGroup(group).Rank(sdk.Low),
+		sdk.Password(KeyToken).
 			Describe("rest catalog: bearer token.").InGroup(group).Rank(sdk.Low),
-		sdk.Password(PrefixCatalog + "s3.secret-access-key").
+		sdk.String(KeyS3Endpoint).
+			Describe("S3 endpoint of table files, for S3-compatible stores (MinIO, versitygw, Ceph); empty means AWS.").
+			WithExample("http://127.0.0.1:9000").InGroup(group).Rank(sdk.Low),
+		sdk.String(KeyS3PathStyle).
+			Describe("true: path-style S3 requests (endpoint/bucket/key), as most S3-compatible stores want; false: virtual-hosted (bucket.endpoint/key). Default: path-style when an endpoint is set.").
+			InGroup(group).Rank(sdk.Low),
+		sdk.String(KeyS3AccessKey).
+			Describe("S3 access key id for table files (else the AWS default credential chain).").InGroup(group).Rank(sdk.Low),
+		sdk.Password(KeyS3SecretKey).
 			Describe("S3 secret access key for table files.").InGroup(group).Rank(sdk.Low),
 		sdk.Password(PrefixCatalog + "s3.session-token").
 			Describe("S3 session token for table files.").InGroup(group).Rank(sdk.Low),
@@ -149,9 +157,19 @@ func ParseCatalogConfig(cfg map[string]string) (CatalogConfig, error) {
 		if _, _, _, err := c.sqlTarget(); err != nil {
 			return CatalogConfig{}, err
 		}
-	case CatalogREST, CatalogGlue, CatalogHive, CatalogHadoop:
+	case CatalogREST:
+		if c.URI == "" {
+			return CatalogConfig{}, fmt.Errorf("%s: required with catalog type rest (the server's URL, e.g. http://127.0.0.1:8181)", KeyCatalogURI)
+		}
+		if u, err := url.Parse(c.URI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return CatalogConfig{}, fmt.Errorf("%s: the rest catalog takes an http:// or https:// URL, got %s", KeyCatalogURI, redactURL(c.URI))
+		}
+	case CatalogGlue, CatalogHive, CatalogHadoop:
 	default:
 		return CatalogConfig{}, fmt.Errorf("%s: unknown catalog type %q (sql, rest, glue, hive or hadoop)", KeyCatalogType, c.Type)
+	}
+	if err := validPathStyle(c.Props); err != nil {
+		return CatalogConfig{}, err
 	}
 	return c, nil
 }
@@ -160,10 +178,14 @@ func ParseCatalogConfig(cfg map[string]string) (CatalogConfig, error) {
 //
 // The sql type opens its database itself (SQLite through modernc, Postgres
 // through pgx); the other types go through catalog.Load, which finds them
-// only when package lake/backends is linked into the binary.
+// only when package lake/backends is linked into the binary. A rest
+// catalog is asked for its config while opening, so an unreachable URI,
+// refused credentials or a warehouse the server does not serve fail here,
+// as an sdk.KeyError naming the key to fix. The object store is not
+// touched: [CheckWarehouse] does that.
 func OpenCatalog(ctx context.Context, c CatalogConfig) (catalog.Catalog, func() error, error) {
 	props := icebergapi.Properties{}
-	for k, v := range c.Props {
+	for k, v := range ioProps(c.Props) {
 		props[k] = v
 	}
 	props["type"] = c.Type
@@ -178,6 +200,9 @@ func OpenCatalog(ctx context.Context, c CatalogConfig) (catalog.Catalog, func() 
 		cat, err := catalog.Load(ctx, c.Name, props)
 		if errors.Is(err, catalog.ErrCatalogNotFound) {
 			return nil, nil, fmt.Errorf("%s=%s: this binary does not include that catalog (link package lake/backends)", KeyCatalogType, c.Type)
+		}
+		if err != nil && c.Type == CatalogREST {
+			return nil, nil, restOpenError(c, err)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("open %s catalog: %w", c.Type, err)

@@ -34,6 +34,10 @@ type Env struct {
 	// Python is the readers venv's interpreter (FLOE_PYTHON) and ReadTable
 	// the path of e2e/readers/read_table.py (FLOE_READ_TABLE).
 	Python, ReadTable string
+	// Lake is the object store and the REST catalog on it (FLOE_S3_*,
+	// FLOE_REST_CATALOG_*), set unless the services were started with
+	// --no-lake.
+	Lake Lake
 	// BinDir holds floe and plugins/floe-plugin-* (FLOE_BIN_DIR, default
 	// <repo>/bin).
 	BinDir string
@@ -60,6 +64,20 @@ func LoadEnv() Env {
 		BinDir:            os.Getenv("FLOE_BIN_DIR"),
 		RepoDir:           repoDir(),
 		RequireServices:   os.Getenv(RequireServicesEnv) == "1",
+		Lake: Lake{
+			S3Endpoint:     os.Getenv("FLOE_S3_ENDPOINT"),
+			S3Region:       os.Getenv("FLOE_S3_REGION"),
+			S3AccessKey:    os.Getenv("FLOE_S3_ACCESS_KEY"),
+			S3SecretKey:    os.Getenv("FLOE_S3_SECRET_KEY"),
+			S3Bucket:       os.Getenv("FLOE_S3_BUCKET"),
+			S3Root:         os.Getenv("FLOE_S3_ROOT"),
+			S3Log:          os.Getenv("FLOE_S3_LOG"),
+			RESTURI:        os.Getenv("FLOE_REST_CATALOG_URI"),
+			RESTCredential: os.Getenv("FLOE_REST_CATALOG_CREDENTIAL"),
+			RESTToken:      os.Getenv("FLOE_REST_CATALOG_TOKEN"),
+			RESTWarehouse:  os.Getenv("FLOE_REST_CATALOG_WAREHOUSE"),
+			RESTLog:        os.Getenv("FLOE_REST_CATALOG_LOG"),
+		},
 	}
 	if n, err := strconv.Atoi(os.Getenv("FLOE_KAFKA_BROKERS")); err == nil && n > 0 {
 		e.KafkaBrokers = n
@@ -103,6 +121,9 @@ const (
 	SASL Need = "kafka-sasl"
 	// FloeBinary is bin/floe.
 	FloeBinary Need = "floe"
+	// LakeServices is the S3 object store and the Iceberg REST catalog on
+	// it (e2e/services/up without --no-lake).
+	LakeServices Need = "lake"
 )
 
 // Plugin is the need for plugin binary floe-plugin-<binary> in
@@ -163,6 +184,10 @@ func (e Env) check(n Need) string {
 	case SASL:
 		if e.SASLBootstrap == "" || e.SASLUser == "" {
 			return "Kafka's SASL listener: FLOE_KAFKA_SASL_BOOTSTRAP is not set (start the services with e2e/services/up --sasl)"
+		}
+	case LakeServices:
+		if e.Lake.S3Endpoint == "" || e.Lake.RESTURI == "" || e.Lake.S3Root == "" {
+			return "the lake (S3 object store and REST catalog): FLOE_S3_ENDPOINT or FLOE_REST_CATALOG_URI is not set (" + startServices + "; do not pass --no-lake)"
 		}
 	case FloeBinary:
 		if !executable(e.FloeBin()) {

@@ -44,6 +44,13 @@ type TableRef struct {
 	// Metadata, when set, is the metadata.json DuckDB reads instead of
 	// the one the catalog names.
 	Metadata string
+	// CatalogType is "sql" (the default) or "rest"; a rest catalog is
+	// reached at CatalogURI with Credential (OAuth2 client credentials)
+	// or Token.
+	CatalogType       string
+	Credential, Token string
+	// S3 is the object store of s3:// table files (nil: local files).
+	S3 *Lake
 }
 
 // EmbeddedTable is a table of a worker's embedded catalog: the SQLite
@@ -159,6 +166,19 @@ func ReadTable(t testing.TB, env Env, engine Engine, ref TableRef, opts ReadOpti
 	if ref.Metadata != "" {
 		args = append(args, "--metadata", ref.Metadata)
 	}
+	if ref.CatalogType != "" {
+		args = append(args, "--catalog-type", ref.CatalogType)
+	}
+	if ref.Credential != "" {
+		args = append(args, "--credential", ref.Credential)
+	}
+	if ref.Token != "" {
+		args = append(args, "--token", ref.Token)
+	}
+	if ref.S3 != nil {
+		args = append(args, "--s3-endpoint", ref.S3.S3Endpoint, "--s3-access-key", ref.S3.S3AccessKey,
+			"--s3-secret-key", ref.S3.S3SecretKey, "--s3-region", ref.S3.S3Region)
+	}
 	if len(opts.ChecksumCols) > 0 {
 		args = append(args, "--checksum-col", strings.Join(opts.ChecksumCols, ","))
 	}
@@ -256,7 +276,21 @@ type Snapshot struct {
 // as TableRead.Metadata names it).
 func LoadMetadata(t testing.TB, location string) TableMetadata {
 	t.Helper()
+	return LoadMetadataIn(t, Lake{}, location)
+}
+
+// LoadMetadataIn reads a metadata.json file, also an s3:// one of the
+// lake's object store (from its folder: versitygw keeps object
+// bucket/key at <root>/bucket/key).
+func LoadMetadataIn(t testing.TB, lake Lake, location string) TableMetadata {
+	t.Helper()
 	path := strings.TrimPrefix(strings.TrimPrefix(location, "file://"), "file:")
+	if strings.HasPrefix(location, "s3://") {
+		if lake.S3Root == "" {
+			t.Fatalf("harness: table metadata %s is in S3 and no lake was given", location)
+		}
+		path = lake.LocalPath(location)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("harness: table metadata: %v", err)

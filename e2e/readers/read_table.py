@@ -6,6 +6,8 @@ table other engines agree on:
 
     read_table.py --engine pyiceberg|duckdb --catalog-uri URI --warehouse PATH \\
         --table ns.tbl [--catalog-name floe] [--metadata PATH] \\
+        [--catalog-type sql|rest] [--credential ID:SECRET] [--token T] \\
+        [--s3-endpoint URL --s3-access-key K --s3-secret-key S [--s3-region R]] \\
         [--checksum-col c[,c…]] [--distinct-cols a,b] --json
 
 and gets one JSON object on stdout:
@@ -28,9 +30,12 @@ exactly when they read the same values:
 * nested columns are refused.
 
 PyIceberg reads through the SQL catalog (the same tables iceberg-go's SQL
-catalog writes). DuckDB reads iceberg_scan(<metadata.json>): pass the
-current metadata location with --metadata, or it is looked up in the
-catalog.
+catalog writes) or, with --catalog-type rest, through an Iceberg REST
+catalog (--credential for OAuth2 client credentials, or --token). DuckDB
+reads iceberg_scan(<metadata.json>): pass the current metadata location
+with --metadata, or it is looked up in the catalog. Tables in an
+S3-compatible store (s3:// locations) need the --s3-* options; both
+engines then read the files through that store's S3 API, path-style.
 """
 
 import argparse
@@ -60,6 +65,13 @@ def parse_args(argv):
     p.add_argument("--metadata", help="metadata.json location (duckdb; pyiceberg without a catalog)")
     p.add_argument("--checksum-col", default="", help="column(s) to checksum, comma-separated")
     p.add_argument("--distinct-cols", default="", help="count distinct combinations of these columns")
+    p.add_argument("--catalog-type", choices=("sql", "rest"), default="sql", help="catalog kind (default sql)")
+    p.add_argument("--credential", help="rest: OAuth2 client credential client_id:client_secret")
+    p.add_argument("--token", help="rest: bearer token")
+    p.add_argument("--s3-endpoint", help="S3 endpoint URL of s3:// table files")
+    p.add_argument("--s3-access-key", help="S3 access key id")
+    p.add_argument("--s3-secret-key", help="S3 secret access key")
+    p.add_argument("--s3-region", default="us-east-1", help="S3 region (default us-east-1)")
     p.add_argument("--json", action="store_true", help="print JSON (the only output format tests rely on)")
     args = p.parse_args(argv)
     if not args.catalog_uri and not args.metadata:
@@ -96,10 +108,35 @@ def local_path(location):
     return location
 
 
+def s3_props(args):
+    """PyIceberg FileIO properties of the S3 store, or none."""
+    if not args.s3_endpoint:
+        return {}
+    return {
+        "s3.endpoint": args.s3_endpoint,
+        "s3.access-key-id": args.s3_access_key or "",
+        "s3.secret-access-key": args.s3_secret_key or "",
+        "s3.region": args.s3_region,
+        "s3.force-virtual-addressing": "false",
+    }
+
+
 def load_catalog_table(args):
+    if args.catalog_type == "rest":
+        from pyiceberg.catalog.rest import RestCatalog
+
+        props = {"uri": args.catalog_uri, **s3_props(args)}
+        if args.warehouse:
+            props["warehouse"] = args.warehouse
+        if args.credential:
+            props["credential"] = args.credential
+        if args.token:
+            props["token"] = args.token
+        return RestCatalog(args.catalog_name, **props).load_table(args.table)
+
     from pyiceberg.catalog.sql import SqlCatalog
 
-    props = {"uri": sqlalchemy_uri(args.catalog_uri)}
+    props = {"uri": sqlalchemy_uri(args.catalog_uri), **s3_props(args)}
     if args.warehouse:
         props["warehouse"] = warehouse_uri(args.warehouse)
     catalog = SqlCatalog(args.catalog_name, **props)
@@ -115,7 +152,7 @@ def read_pyiceberg(args, cols):
     else:
         from pyiceberg.table import StaticTable
 
-        table = StaticTable.from_metadata(args.metadata)
+        table = StaticTable.from_metadata(args.metadata, properties=s3_props(args))
     fields = table.schema().fields
     schema = [[f.name, str(f.field_type)] for f in fields]
     # Read only what is needed; one column still gives the row count with
@@ -131,7 +168,11 @@ def read_duckdb(args, cols):
 
     metadata = args.metadata or load_catalog_table(args).metadata_location
     path = local_path(metadata).replace("'", "''")
-    con = duck.connect()
+    s3 = None
+    if args.s3_endpoint:
+        s3 = {"endpoint": args.s3_endpoint, "key_id": args.s3_access_key or "",
+              "secret": args.s3_secret_key or "", "region": args.s3_region}
+    con = duck.connect(s3=s3)
     source = f"iceberg_scan('{path}')"
     schema = [[r[0], r[1]] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
     if cols:

@@ -19,14 +19,31 @@ LOG4J_VERSION="${FLOE_LOG4J_VERSION:-2.25.3}"
 SLF4J_VERSION="${FLOE_SLF4J_VERSION:-2.0.17}"
 APICURIO_VERSION="${FLOE_APICURIO_VERSION:-3.3.3}"
 DEPENDENCY_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+# The lake (--no-lake skips it): versitygw from the Go module proxy, the
+# Iceberg REST catalog's jars from Maven Central.
+VERSITYGW_VERSION="${FLOE_VERSITYGW_VERSION:-v1.8.0}"
+ICEBERG_REST_VERSION="${FLOE_ICEBERG_REST_VERSION:-1.10.1}"
+AWS_SDK_JAVA_VERSION="${FLOE_AWS_SDK_JAVA_VERSION:-2.31.78}"
+JETTY_VERSION="${FLOE_JETTY_VERSION:-11.0.25}"
+SQLITE_JDBC_VERSION="${FLOE_SQLITE_JDBC_VERSION:-3.50.3.0}"
 
 # Kafka 4 needs Java 17+, which is the machine default. Apicurio runs on the
 # newest JDK we have because its Quarkus build is tested there.
 KAFKA_JAVA="${FLOE_KAFKA_JAVA:-java}"
 APICURIO_JAVA="${FLOE_APICURIO_JAVA:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}"
 
+REST_CATALOG_JAVA="${FLOE_REST_CATALOG_JAVA:-java}"
+
 SASL_USER=floe
 SASL_PASSWORD=floe-secret
+# Test credentials of the lake services: the object store's root user, the
+# REST catalog's OAuth2 client (client_id:client_secret) and bearer token.
+S3_ACCESS_KEY=floe
+S3_SECRET_KEY=floe-s3-secret
+S3_REGION=us-east-1
+S3_BUCKET=floe-lake
+REST_CREDENTIAL=floe:floe-catalog-secret
+REST_TOKEN=floe-catalog-token
 
 say() { printf '%s\n' "floe-services: $*" >&2; }
 
@@ -54,7 +71,8 @@ env_pids() {
 		source "$ENV_FILE"
 		# Unquoted on purpose: FLOE_KAFKA_PIDS holds one pid per broker.
 		# shellcheck disable=SC2086
-		printf '%s\n' ${FLOE_KAFKA_PIDS:-} ${FLOE_SCHEMA_REGISTRY_PID:-} ${FLOE_POSTGRES_PID:-}
+		printf '%s\n' ${FLOE_KAFKA_PIDS:-} ${FLOE_SCHEMA_REGISTRY_PID:-} ${FLOE_POSTGRES_PID:-} \
+			${FLOE_REST_CATALOG_PID:-} ${FLOE_S3_PID:-}
 	) | grep -E '^[0-9]+$' || true
 }
 

@@ -116,7 +116,7 @@ func Spec() sdk.Spec {
 			Describe("Longest wait between commit attempts (milliseconds or a Go duration).").
 			Default("5000").InGroup(gCommit),
 	)
-	return sdk.NewSpec(fields...).WithCheck(checkSettings).WithProbe(probeEvolution)
+	return sdk.NewSpec(fields...).WithCheck(checkSettings).WithProbe(probeCatalog).WithProbe(probeEvolution)
 }
 
 // checkSettings is the spec's whole-config check: the rules between keys

@@ -32,6 +32,24 @@ const (
 	keySubjectStrategy    = "value.subject.name.strategy"
 )
 
+// probeCatalog is the sink's first probe (config/validate only): it opens
+// the catalog and checks the warehouse's object store, as Open does at
+// start, so a wrong URI, refused credentials, a warehouse the catalog
+// refuses or a missing bucket show at validate as an error on the key to
+// fix. Settings the spec's checks reject pass here.
+func probeCatalog(ctx context.Context, cfg sdk.Config) error {
+	s, err := readSettings(cfg, cfg.Map())
+	if err != nil {
+		return nil
+	}
+	_, closeCat, err := lake.OpenCatalog(ctx, s.catalog)
+	if err != nil {
+		return err
+	}
+	_ = closeCat()
+	return lake.CheckWarehouse(ctx, s.catalog)
+}
+
 // probeEvolution is the sink's probe (config/validate only): it checks
 // that the latest value schema of each topic's subject can evolve every
 // existing table the connector writes, as PrepareSchema would at run time,

@@ -1,0 +1,434 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// Lake is an S3-compatible object store (versitygw over a local folder)
+// and an Iceberg REST catalog whose warehouse lives in it, as
+// e2e/services/up starts them (FLOE_S3_*, FLOE_REST_CATALOG_*).
+type Lake struct {
+	// S3Endpoint is the store's URL; S3AccessKey and S3SecretKey its
+	// root user; S3Bucket the bucket up created; S3Root the folder
+	// holding the buckets; S3Log its request log.
+	S3Endpoint, S3Region, S3AccessKey, S3SecretKey, S3Bucket, S3Root, S3Log string
+	// RESTURI is the catalog's URL; RESTCredential its OAuth2 client
+	// (client_id:client_secret) and RESTToken a static bearer token it
+	// also accepts; RESTWarehouse the one warehouse it serves (an s3://
+	// location in S3Bucket); RESTLog its log (one "request" line each).
+	RESTURI, RESTCredential, RESTToken, RESTWarehouse, RESTLog string
+}
+
+// S3Keys are the connector keys that point floe's file IO at the store.
+func (l Lake) S3Keys() map[string]string {
+	return map[string]string{
+		"iceberg.catalog.s3.endpoint":          l.S3Endpoint,
+		"iceberg.catalog.s3.region":            l.S3Region,
+		"iceberg.catalog.s3.path-style-access": "true",
+		"iceberg.catalog.s3.access-key-id":     l.S3AccessKey,
+		"iceberg.catalog.s3.secret-access-key": l.S3SecretKey,
+	}
+}
+
+// RESTCatalogKeys are the connector keys of the REST catalog on the
+// store, with OAuth2 client credentials.
+func (l Lake) RESTCatalogKeys() map[string]string {
+	keys := l.S3Keys()
+	keys["iceberg.catalog.type"] = "rest"
+	keys["iceberg.catalog.uri"] = l.RESTURI
+	keys["iceberg.catalog.credential"] = l.RESTCredential
+	keys["iceberg.catalog.warehouse"] = l.RESTWarehouse
+	return keys
+}
+
+// PostgresS3Keys are the connector keys of a SQL catalog in Postgres
+// whose warehouse is warehouse (an s3:// location in the store).
+func (l Lake) PostgresS3Keys(postgresURL, warehouse string) map[string]string {
+	keys := l.S3Keys()
+	keys["iceberg.catalog.type"] = "sql"
+	keys["iceberg.catalog.uri"] = postgresURL
+	keys["iceberg.catalog.warehouse"] = warehouse
+	return keys
+}
+
+// RESTTable names a table of the REST catalog for the readers.
+func (l Lake) RESTTable(name string) TableRef {
+	lake := l
+	return TableRef{CatalogType: "rest", CatalogURI: l.RESTURI, Credential: l.RESTCredential,
+		Warehouse: l.RESTWarehouse, Name: name, S3: &lake}
+}
+
+// SQLTable names a table of a SQL catalog with an s3:// warehouse.
+func (l Lake) SQLTable(catalogURI, warehouse, name string) TableRef {
+	lake := l
+	return TableRef{CatalogURI: catalogURI, Warehouse: warehouse, Name: name, S3: &lake}
+}
+
+// LocalPath is the file behind an s3:// location of the store.
+func (l Lake) LocalPath(location string) string {
+	return filepath.Join(l.S3Root, strings.TrimPrefix(location, "s3://"))
+}
+
+// Client is an S3 client of the store (path-style, the root user).
+func (l Lake) Client() *s3.Client {
+	return s3.New(s3.Options{
+		Region:       l.S3Region,
+		BaseEndpoint: aws.String(l.S3Endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(l.S3AccessKey, l.S3SecretKey, ""),
+	})
+}
+
+// ListObjects lists every key under an s3:// prefix through the S3 API
+// (ListObjectsV2, page by page), as s3://bucket/key locations.
+func (l Lake) ListObjects(ctx context.Context, prefix string) ([]string, error) {
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(prefix, "s3://"), "/")
+	cl := l.Client()
+	var out []string
+	p := s3.NewListObjectsV2Paginator(cl, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(key)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list s3://%s/%s: %w", bucket, key, err)
+		}
+		for _, o := range page.Contents {
+			out = append(out, "s3://"+bucket+"/"+aws.ToString(o.Key))
+		}
+	}
+	return out, nil
+}
+
+// S3Request is one line of the store's request log.
+type S3Request struct {
+	Status int
+	Method string
+	// Path is /bucket/key; Query the raw query string.
+	Path, Query string
+}
+
+// Op names the S3 operation of a request, enough to count a task's work:
+// GET (object), HEAD, PUT, LIST, DELETE (one object), DELETE-MULTI,
+// MULTIPART (create, part, complete, abort).
+func (r S3Request) Op() string {
+	q := r.Query
+	switch {
+	case r.Method == "GET" && (strings.Contains(q, "list-type=") || strings.Count(r.Path, "/") == 1):
+		return "LIST"
+	case r.Method == "POST" && strings.HasPrefix(q, "delete"):
+		return "DELETE-MULTI"
+	case strings.Contains(q, "uploadId=") || strings.HasPrefix(q, "uploads"):
+		return "MULTIPART"
+	}
+	return r.Method
+}
+
+// S3LogSize is the request log's size now: requests logged later are
+// the ones S3Requests(from) returns.
+func (l Lake) S3LogSize(t testing.TB) int64 {
+	t.Helper()
+	st, err := os.Stat(l.S3Log)
+	if err != nil {
+		t.Fatalf("harness: the object store's request log: %v", err)
+	}
+	return st.Size()
+}
+
+// S3Requests parses the request log from byte offset from (versitygw's
+// line: time | vgw | status | duration | ip | method | path | - | query).
+func (l Lake) S3Requests(t testing.TB, from int64) []S3Request {
+	t.Helper()
+	b, err := os.ReadFile(l.S3Log)
+	if err != nil {
+		t.Fatalf("harness: the object store's request log: %v", err)
+	}
+	if from > int64(len(b)) {
+		from = 0 // the log was restarted
+	}
+	var out []S3Request
+	sc := bufio.NewScanner(bytes.NewReader(b[from:]))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "|")
+		if len(f) < 9 || strings.TrimSpace(f[1]) != "vgw" {
+			continue
+		}
+		status, err := strconv.Atoi(strings.TrimSpace(f[2]))
+		if err != nil {
+			continue
+		}
+		out = append(out, S3Request{Status: status, Method: strings.TrimSpace(f[5]),
+			Path: strings.TrimSpace(f[6]), Query: strings.TrimSpace(f[8])})
+	}
+	return out
+}
+
+// CountOps counts requests by S3Request.Op.
+func CountOps(reqs []S3Request) map[string]int {
+	out := map[string]int{}
+	for _, r := range reqs {
+		out[r.Op()]++
+	}
+	return out
+}
+
+// PrivateLake is an object store and a REST catalog of a test's own, in a
+// state folder of their own (e2e/services/up --no-kafka …), so the test
+// may stop and start them without disturbing the shared services.
+type PrivateLake struct {
+	t testing.TB
+	// Dir is the state folder; Lake describes the services.
+	Dir  string
+	Lake Lake
+	// S3 and REST are the two processes.
+	S3, REST *Service
+	repo     string
+}
+
+// StartLake starts a private lake (a few seconds once e2e/services/up has
+// cached its downloads) and stops it when the test ends; its state folder
+// is kept when the test failed.
+func StartLake(t testing.TB, env Env) *PrivateLake {
+	t.Helper()
+	if env.RepoDir == "" {
+		t.Fatalf("harness: StartLake: cannot find the floe repository (e2e/services/up)")
+	}
+	dir, err := os.MkdirTemp("", "floe-lake-")
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	pl := &PrivateLake{t: t, Dir: dir, repo: env.RepoDir}
+	t.Cleanup(pl.cleanup)
+	start := time.Now()
+	if out, err := runServices(env.RepoDir, dir, 10*time.Minute, "up", "--no-kafka", "--no-registry", "--no-postgres", "--no-python"); err != nil {
+		t.Fatalf("harness: start a private lake in %s: %v\n%s", dir, err, out)
+	}
+	vars, err := readEnvFile(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatalf("harness: private lake: %v", err)
+	}
+	pl.Lake = Lake{
+		S3Endpoint: vars["FLOE_S3_ENDPOINT"], S3Region: vars["FLOE_S3_REGION"], S3AccessKey: vars["FLOE_S3_ACCESS_KEY"],
+		S3SecretKey: vars["FLOE_S3_SECRET_KEY"], S3Bucket: vars["FLOE_S3_BUCKET"], S3Root: vars["FLOE_S3_ROOT"], S3Log: vars["FLOE_S3_LOG"],
+		RESTURI: vars["FLOE_REST_CATALOG_URI"], RESTCredential: vars["FLOE_REST_CATALOG_CREDENTIAL"], RESTToken: vars["FLOE_REST_CATALOG_TOKEN"],
+		RESTWarehouse: vars["FLOE_REST_CATALOG_WAREHOUSE"], RESTLog: vars["FLOE_REST_CATALOG_LOG"],
+	}
+	s3pid, err1 := strconv.Atoi(vars["FLOE_S3_PID"])
+	restpid, err2 := strconv.Atoi(vars["FLOE_REST_CATALOG_PID"])
+	if err1 != nil || err2 != nil || pl.Lake.S3Endpoint == "" || pl.Lake.RESTURI == "" {
+		t.Fatalf("harness: private lake: env file %s lacks the lake's pids or addresses", filepath.Join(dir, "env"))
+	}
+	pl.S3 = &Service{t: t, Name: "object store", pid: s3pid, envDir: dir, envVar: "FLOE_S3_PID", LogFile: pl.Lake.S3Log,
+		ready: func() bool { return httpAnswers(pl.Lake.S3Endpoint + "/") }}
+	pl.REST = &Service{t: t, Name: "REST catalog", pid: restpid, envDir: dir, envVar: "FLOE_REST_CATALOG_PID", LogFile: pl.Lake.RESTLog,
+		readyLine: "floe-rest-catalog ready on"}
+	t.Logf("harness: private lake (object store pid %d at %s, REST catalog pid %d at %s) in %s",
+		s3pid, pl.Lake.S3Endpoint, restpid, pl.Lake.RESTURI, time.Since(start).Round(time.Millisecond))
+	return pl
+}
+
+func (pl *PrivateLake) cleanup() {
+	out, err := runServices(pl.repo, pl.Dir, 2*time.Minute, "down")
+	if err != nil {
+		pl.t.Logf("harness: private lake: down: %v\n%s", err, out)
+	}
+	for _, s := range []*Service{pl.S3, pl.REST} {
+		if s != nil {
+			s.kill()
+		}
+	}
+	if pl.t.Failed() || os.Getenv("FLOE_E2E_KEEP") == "1" {
+		pl.t.Logf("harness: private lake state kept in %s", pl.Dir)
+		return
+	}
+	_ = os.RemoveAll(pl.Dir)
+}
+
+// Service is one process of a private lake that a test may stop and
+// start again.
+type Service struct {
+	t       testing.TB
+	Name    string
+	LogFile string
+	pid     int
+	envDir  string
+	envVar  string
+	// ready tells that a restarted service serves: ready() true, or
+	// readyLine logged after the restart.
+	ready     func() bool
+	readyLine string
+	cmd       *exec.Cmd
+	done      chan struct{}
+	argv      []string
+	cwd       string
+	environ   []string
+}
+
+// PID is the service's pid now.
+func (s *Service) PID() int { return s.pid }
+
+// Stop sends sig to the service and waits until it is gone.
+func (s *Service) Stop(sig syscall.Signal) {
+	s.t.Helper()
+	if s.argv == nil {
+		var err error
+		if s.argv, s.cwd, s.environ, err = procCommand(s.pid); err != nil {
+			s.t.Fatalf("harness: %s: %v", s.Name, err)
+		}
+	}
+	_ = syscall.Kill(s.pid, sig)
+	deadline := time.Now().Add(30 * time.Second)
+	for pidAlive(s.pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(s.pid, syscall.SIGKILL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if s.done != nil {
+		<-s.done
+	}
+	s.t.Logf("harness: %s (pid %d) stopped by %v", s.Name, s.pid, sig)
+}
+
+// Start runs the stopped service again with the command line, working
+// folder and environment up gave it, appending to its log, and waits
+// until it serves.
+func (s *Service) Start() {
+	s.t.Helper()
+	if s.argv == nil {
+		s.t.Fatalf("harness: %s: Start before Stop", s.Name)
+	}
+	logf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.t.Fatalf("harness: %s: %v", s.Name, err)
+	}
+	defer logf.Close()
+	st, _ := logf.Stat()
+	from := st.Size()
+	start := time.Now()
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	cmd.Dir, cmd.Env = s.cwd, s.environ
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("harness: %s: restart: %v", s.Name, err)
+	}
+	s.cmd, s.pid, s.done = cmd, cmd.Process.Pid, make(chan struct{})
+	done := s.done
+	go func() { _ = cmd.Wait(); close(done) }()
+	if err := setEnvVar(filepath.Join(s.envDir, "env"), s.envVar, strconv.Itoa(s.pid)); err != nil {
+		s.t.Logf("harness: %s: %v (down will not stop pid %d; the test's cleanup does)", s.Name, err, s.pid)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !s.serving(from) {
+		select {
+		case <-done:
+			s.t.Fatalf("harness: %s: the restarted process exited; see %s", s.Name, s.LogFile)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("harness: %s: not serving 2 minutes after its restart; see %s", s.Name, s.LogFile)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Logf("harness: %s restarted (pid %d) in %s", s.Name, s.pid, time.Since(start).Round(time.Millisecond))
+}
+
+// serving tells whether the restarted service serves: its ready check
+// passes, or its log has the ready line past byte offset from.
+func (s *Service) serving(from int64) bool {
+	if s.ready != nil && s.ready() {
+		return true
+	}
+	if s.readyLine == "" {
+		return false
+	}
+	b, _ := os.ReadFile(s.LogFile)
+	return int64(len(b)) > from && bytes.Contains(b[from:], []byte(s.readyLine))
+}
+
+func (s *Service) kill() {
+	if s.pid > 0 && pidAlive(s.pid) {
+		_ = syscall.Kill(s.pid, syscall.SIGKILL)
+	}
+	if s.done != nil {
+		<-s.done
+	}
+}
+
+// procCommand reads a process's argv, working folder and environment.
+func procCommand(pid int) (argv []string, cwd string, environ []string, err error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("read the command line of pid %d: %w", pid, err)
+	}
+	argv = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if cwd, err = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err != nil {
+		return nil, "", nil, fmt.Errorf("read the working folder of pid %d: %w", pid, err)
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("read the environment of pid %d: %w", pid, err)
+	}
+	environ = strings.Split(strings.TrimRight(string(env), "\x00"), "\x00")
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, "", nil, fmt.Errorf("pid %d has an empty command line", pid)
+	}
+	return argv, cwd, environ, nil
+}
+
+// setEnvVar rewrites one export line of an env file.
+func setEnvVar(path, name, value string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "export "+name+"=") {
+			line = fmt.Sprintf("export %s=%q", name, value)
+		}
+		out = append(out, line)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// runServices runs an e2e/services script on state folder dir.
+func runServices(repo, dir string, timeout time.Duration, script string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(repo, "e2e", "services", script), args...)
+	cmd.Env = append(servicesEnv(), "FLOE_SERVICES_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// httpAnswers tells whether anything answers HTTP at url.
+func httpAnswers(url string) bool {
+	cl := http.Client{Timeout: 2 * time.Second}
+	resp, err := cl.Get(url)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return true
+}
