@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floehq/floe/e2e/harness"
 	"github.com/floehq/floe/host/registry"
 	"github.com/floehq/floe/host/standalone"
 	"github.com/floehq/floe/host/worker"
@@ -104,8 +105,10 @@ func buildPlugins(t *testing.T) string {
 
 // TestExamplesValidate validates every connector file against the specs
 // of the built plugins, with the worker's own validation (the REST API's
-// config/validate). A file naming a plugin this tree does not build yet
-// is skipped, saying which.
+// config/validate, probes included: the catalog is opened, the bucket
+// asked for), against the services of e2e/services/up. A file naming a
+// plugin this tree does not build yet, or a service that is not running,
+// is skipped, saying which (failed with FLOE_REQUIRE_SERVICES=1).
 func TestExamplesValidate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every plugin; skipped with -short")
@@ -113,6 +116,7 @@ func TestExamplesValidate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pluginDir := buildPlugins(t)
+	env := harness.LoadEnv()
 	reg, problems := registry.Scan(ctx, []string{pluginDir}, "", nil)
 	for _, p := range problems {
 		t.Errorf("plugin problem: %v", p)
@@ -141,7 +145,17 @@ func TestExamplesValidate(t *testing.T) {
 					t.Skipf("%s names %s plugin %q, which this tree does not build yet (%v)", file, kind, name, err)
 				}
 			}
-			infos, err := w.Validate(ctx, c.Config["connector.class"], c.Config)
+			// The examples name services at conventional addresses;
+			// validation reaches them (the catalog, the bucket, the
+			// registry), so they are pointed at the running ones.
+			config, missing := harness.LocalizeExample(env, c.Config)
+			if len(missing) > 0 {
+				if env.RequireServices {
+					t.Fatalf("%s needs %s, and %s=1", file, strings.Join(missing, ", "), harness.RequireServicesEnv)
+				}
+				t.Skipf("%s needs %s (run e2e/services/up and source its env file)", file, strings.Join(missing, ", "))
+			}
+			infos, err := w.Validate(ctx, config["connector.class"], config)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -177,6 +177,9 @@ type rigOptions struct {
 	// s3:// warehouse. Unset: the Postgres catalog, a local warehouse.
 	lake       *harness.Lake
 	postgresS3 bool
+	// exampleFile, with lake, takes the catalog keys (iceberg.catalog.*)
+	// from that file of configs/, pointed at the services.
+	exampleFile string
 }
 
 // rig is a topic, a connector, floe running it and a feeder.
@@ -225,10 +228,17 @@ func newRig(t *testing.T, ctx context.Context, o rigOptions) *rig {
 	case o.lake != nil && o.postgresS3:
 		warehouse = "s3://" + o.lake.S3Bucket + "/" + namespace
 		catalogKeys = o.lake.PostgresS3Keys(env.PostgresURL, warehouse)
+		if o.exampleFile != "" {
+			catalogKeys = exampleCatalogKeys(t, env, o.exampleFile)
+			warehouse = catalogKeys["iceberg.catalog.warehouse"]
+		}
 		r.all = o.lake.SQLTable(env.PostgresURL, warehouse, namespace+".all_readings")
 		r.rare = o.lake.SQLTable(env.PostgresURL, warehouse, namespace+".rare_readings")
 	case o.lake != nil:
 		catalogKeys = o.lake.RESTCatalogKeys()
+		if o.exampleFile != "" {
+			catalogKeys = exampleCatalogKeys(t, env, o.exampleFile)
+		}
 		r.all = o.lake.RESTTable(namespace + ".all_readings")
 		r.rare = o.lake.RESTTable(namespace + ".rare_readings")
 	}
@@ -266,6 +276,24 @@ func newRig(t *testing.T, ctx context.Context, o rigOptions) *rig {
 	r.f.WaitStatus(ctx, o.name, "connector RUNNING", false, harness.ConnectorStatus.Running)
 	r.feed.resume()
 	return r
+}
+
+// exampleCatalogKeys reads the iceberg.catalog.* keys of a connector file
+// of configs/, pointed at env's services.
+func exampleCatalogKeys(t *testing.T, env harness.Env, file string) map[string]string {
+	t.Helper()
+	conn := harness.LoadConnectorFile(t, repoFile(t, env, file))
+	config, missing := harness.LocalizeExample(env, conn.Config)
+	if len(missing) > 0 {
+		t.Fatalf("%s needs %s", file, strings.Join(missing, ", "))
+	}
+	keys := map[string]string{}
+	for k, v := range config {
+		if strings.HasPrefix(k, "iceberg.catalog.") {
+			keys[k] = v
+		}
+	}
+	return keys
 }
 
 // crashFile returns a fresh path for a crash file.

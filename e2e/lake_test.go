@@ -131,7 +131,9 @@ func expectPreconditionFailed(t *testing.T, what string, err error) {
 // TestLakeKafkaExactlyOnce runs Kafka → hash → iceberg (two tasks, a
 // commit a second, two tables by route) on the lake, once with the REST
 // catalog (OAuth2 client credentials) and once with the Postgres SQL
-// catalog and an s3:// warehouse, while a feeder produces: each table
+// catalog and an s3:// warehouse, with the catalog keys of the examples
+// configs/kafka-rest-s3.json and configs/kafka-postgres-s3.json, while a
+// feeder produces: each table
 // must hold every produced record once, read by DuckDB from S3 and by
 // PyIceberg through the catalog (a file missing from the bucket fails
 // either read).
@@ -139,14 +141,14 @@ func TestLakeKafkaExactlyOnce(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers, harness.LakeServices)
 	for _, tc := range []struct {
-		name       string
-		postgresS3 bool
-	}{{"rest+s3", false}, {"postgres+s3", true}} {
+		name, example string
+		postgresS3    bool
+	}{{"rest+s3", "configs/kafka-rest-s3.json", false}, {"postgres+s3", "configs/kafka-postgres-s3.json", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := harness.Context(t, 4*time.Minute)
 			lake := env.Lake
 			r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "lake",
-				lake: &lake, postgresS3: tc.postgresS3})
+				lake: &lake, postgresS3: tc.postgresS3, exampleFile: tc.example})
 			r.waitCommitted(ctx, r.committed(ctx)+1500)
 			for _, engine := range harness.Engines {
 				res := r.check(ctx, engine, engine == harness.PyIceberg)

@@ -43,9 +43,9 @@ func TestRESTCatalogNeedsAnHTTPURI(t *testing.T) {
 func TestRESTOpenErrorNamesTheKey(t *testing.T) {
 	c := CatalogConfig{Type: CatalogREST, URI: "http://u:pw@127.0.0.1:1", Warehouse: "s3://b/w", Props: map[string]string{"credential": "id:secret"}}
 	for msg, key := range map[string]string{
-		"REST error: unauthorized: missing or invalid bearer token": KeyCredential,
-		"REST error: oauth error: invalid_client":                   KeyCredential,
-		"REST error: bad request: warehouse s3://x is not served":   KeyWarehouse,
+		"REST error: unauthorized: missing or invalid bearer token":                               KeyCredential,
+		"REST error: oauth error: invalid_client":                                                 KeyCredential,
+		"REST error: bad request: warehouse s3://x is not served":                                 KeyWarehouse,
 		"Get \"http://127.0.0.1:1/v1/config\": dial tcp 127.0.0.1:1: connect: connection refused": KeyCatalogURI,
 	} {
 		err := restOpenError(c, errors.New(msg))

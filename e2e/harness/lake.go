@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -317,7 +318,7 @@ func (s *Service) Start() {
 	if err != nil {
 		s.t.Fatalf("harness: %s: %v", s.Name, err)
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }()
 	st, _ := logf.Stat()
 	from := st.Size()
 	start := time.Now()
@@ -431,4 +432,69 @@ func httpAnswers(url string) bool {
 	}
 	_ = resp.Body.Close()
 	return true
+}
+
+// The service addresses and placeholders configs/*.json use, which
+// [LocalizeExample] replaces with the running services'.
+const (
+	exampleKafka    = "127.0.0.1:9092"
+	exampleRegistry = "http://127.0.0.1:8081"
+	examplePostgres = "postgres://floe@127.0.0.1:5432/catalog"
+	exampleREST     = "http://127.0.0.1:8181"
+	exampleS3       = "http://127.0.0.1:9000"
+	exampleBucket   = "s3://lake/"
+)
+
+// LocalizeExample returns an example connector config (configs/*.json)
+// pointed at the services of env: the examples' conventional addresses
+// (Kafka 127.0.0.1:9092, registry :8081, Postgres :5432, REST catalog
+// :8181, S3 :9000, bucket s3://lake/) and their placeholder credentials
+// become the running services' and the test credentials. missing names
+// the services the example needs that env lacks (empty: ready to run).
+func LocalizeExample(env Env, config map[string]string) (out map[string]string, missing []string) {
+	out = make(map[string]string, len(config))
+	need := func(what string, have bool) {
+		if !have && !slices.Contains(missing, what) {
+			missing = append(missing, what)
+		}
+	}
+	for k, v := range config {
+		switch {
+		case strings.Contains(v, exampleKafka):
+			need("Kafka (FLOE_KAFKA_BOOTSTRAP)", env.KafkaBootstrap != "")
+			v = strings.ReplaceAll(v, exampleKafka, env.KafkaBootstrap)
+		case v == exampleRegistry:
+			need("a schema registry (FLOE_SCHEMA_REGISTRY_URL)", env.SchemaRegistryURL != "")
+			v = env.SchemaRegistryURL
+		case v == examplePostgres:
+			need("Postgres (FLOE_POSTGRES_URL)", env.PostgresURL != "")
+			v = env.PostgresURL
+		case v == exampleREST:
+			need("the REST catalog (FLOE_REST_CATALOG_URI)", env.Lake.RESTURI != "")
+			v = env.Lake.RESTURI
+		case v == exampleS3:
+			need("the object store (FLOE_S3_ENDPOINT)", env.Lake.S3Endpoint != "")
+			v = env.Lake.S3Endpoint
+		}
+		switch k {
+		case "iceberg.catalog.credential":
+			v = env.Lake.RESTCredential
+		case "iceberg.catalog.s3.access-key-id":
+			v = env.Lake.S3AccessKey
+		case "iceberg.catalog.s3.secret-access-key":
+			v = env.Lake.S3SecretKey
+		case "iceberg.catalog.s3.region":
+			v = env.Lake.S3Region
+		case "iceberg.catalog.warehouse":
+			if strings.HasPrefix(v, exampleBucket) {
+				v = "s3://" + env.Lake.S3Bucket + "/" + strings.TrimPrefix(v, exampleBucket)
+			}
+		}
+		out[k] = v
+	}
+	// A REST catalog serves the warehouse it was set up with.
+	if out["iceberg.catalog.type"] == "rest" && out["iceberg.catalog.uri"] == env.Lake.RESTURI {
+		out["iceberg.catalog.warehouse"] = env.Lake.RESTWarehouse
+	}
+	return out, missing
 }

@@ -44,7 +44,7 @@ func probeCatalog(ctx context.Context, cfg sdk.Config) error {
 	}
 	_, closeCat, err := lake.OpenCatalog(ctx, s.catalog)
 	if err != nil {
-		return err
+		return catalogError(err)
 	}
 	_ = closeCat()
 	return lake.CheckWarehouse(ctx, s.catalog)

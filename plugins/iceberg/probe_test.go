@@ -172,10 +172,11 @@ func TestProbeEvolution(t *testing.T) {
 		}
 	})
 	t.Run("unreachable catalog", func(t *testing.T) {
-		// Nothing to compare: the task's Open reports the catalog.
+		// probeCatalog reports it on the URI, as Open would at start.
 		bad := with(with(f.cfg, keyCatalogType, "sql"), keyCatalogURI, "postgres://floe@127.0.0.1:1/catalog?sslmode=disable")
-		if errs := probe(t, bad); len(errs) != 0 {
-			t.Errorf("got %q, want the probe skipped", errs)
+		errs := probe(t, bad)
+		if len(errs) != 1 || errs[0].Key != keyCatalogURI || !strings.Contains(errs[0].Message, "127.0.0.1:1") {
+			t.Errorf("got %q, want one problem naming the catalog on %s", errs, keyCatalogURI)
 		}
 	})
 	t.Run("unreachable registry", func(t *testing.T) {
