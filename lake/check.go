@@ -33,8 +33,8 @@ var objectStoreSchemes = map[string]bool{"s3": true, "s3a": true, "s3n": true, "
 
 // CheckWarehouse checks that the object store of an s3:// (gs://,
 // abfs://) warehouse answers with the configured endpoint and credentials
-// and that its bucket exists, by asking for the warehouse prefix (a HEAD
-// and a one-page listing: no object is written). Callers run it before
+// and that its bucket exists, by listing one key of the bucket (no object
+// is written). Callers run it before
 // they create anything, so a wrong key fails the connector with nothing
 // half-created. Its errors are sdk.KeyErrors naming the key to fix:
 // iceberg.catalog.warehouse for a missing bucket,
@@ -54,6 +54,22 @@ func CheckWarehouse(ctx context.Context, c CatalogConfig) error {
 			return nil // this binary has no object stores linked
 		}
 		return sdk.KeyError(KeyWarehouse, "%s: cannot open its object store: %v", c.Warehouse, err)
+	}
+	// The blob stores' file IO embeds gocloud's bucket, whose
+	// IsAccessible lists one key: false for a missing bucket, the
+	// store's error for refused keys. A Stat cannot tell a missing bucket
+	// from an empty prefix (both are "not exist").
+	if b, ok := fsys.(interface {
+		IsAccessible(context.Context) (bool, error)
+	}); ok {
+		ok, err := b.IsAccessible(ctx)
+		switch {
+		case err != nil:
+			return storeError(c, u.Host, err)
+		case !ok:
+			return storeError(c, u.Host, errors.New("NoSuchBucket"))
+		}
+		return nil
 	}
 	st, ok := fsys.(iceio.StatIO)
 	if !ok {
@@ -98,6 +114,10 @@ func restOpenError(c CatalogConfig, err error) error {
 	msg := err.Error()
 	uri := redactURL(c.URI)
 	switch {
+	// First: an unreachable server fails the token request too, and
+	// that error reads "oauth error: … connection refused".
+	case containsAny(msg, "connection refused", "no such host", "i/o timeout", "deadline exceeded", "connection reset", "dial tcp", "unsupported protocol scheme"):
+		return sdk.KeyError(KeyCatalogURI, "cannot reach the REST catalog at %s (%s); check the URL and that the server is running", uri, firstLine(msg))
 	case containsAny(msg, "unauthorized", "Unauthorized", "oauth error", "invalid_client", "forbidden", "Forbidden", "NotAuthorized"):
 		key := KeyCredential
 		if c.Props["credential"] == "" && c.Props["token"] != "" {
@@ -108,8 +128,6 @@ func restOpenError(c CatalogConfig, err error) error {
 	case c.Warehouse != "" && containsAny(msg, "bad request", "BadRequest", "warehouse", "NoSuchWarehouse", "not found"):
 		return sdk.KeyError(KeyWarehouse, "the REST catalog at %s refused warehouse %q (%s): use a warehouse the catalog serves",
 			uri, c.Warehouse, firstLine(msg))
-	case containsAny(msg, "connection refused", "no such host", "i/o timeout", "deadline exceeded", "connection reset", "EOF", "dial tcp", "unsupported protocol scheme"):
-		return sdk.KeyError(KeyCatalogURI, "cannot reach the REST catalog at %s (%s); check the URL and that the server is running", uri, firstLine(msg))
 	}
 	return sdk.KeyError(KeyCatalogURI, "open the REST catalog at %s: %s", uri, firstLine(msg))
 }
