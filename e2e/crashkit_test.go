@@ -180,6 +180,8 @@ type rigOptions struct {
 	// exampleFile, with lake, takes the catalog keys (iceberg.catalog.*)
 	// from that file of configs/, pointed at the services.
 	exampleFile string
+	// extra connector keys, set last.
+	extra map[string]string
 }
 
 // rig is a topic, a connector, floe running it and a feeder.
@@ -264,6 +266,9 @@ func newRig(t *testing.T, ctx context.Context, o rigOptions) *rig {
 		"plugin.restart.max.attempts":                   "10",
 	}}
 	for k, v := range catalogKeys {
+		r.conn.Config[k] = v
+	}
+	for k, v := range o.extra {
 		r.conn.Config[k] = v
 	}
 	if o.maintenance {
