@@ -51,6 +51,12 @@ func TestCrashExactlyOnce(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers)
 	ctx := harness.Context(t, 10*time.Minute)
+	crashEveryPoint(t, ctx, rigOptions{env: env, partitions: 6, initial: 20_000, rate: 1000, name: "crash"})
+}
+
+// crashEveryPoint runs TestCrashExactlyOnce's cycles on a rig made with o.
+func crashEveryPoint(t *testing.T, ctx context.Context, o rigOptions) {
+	t.Helper()
 	seed := crashSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0x666c6f65))
 	t.Logf("seed %d (FLOE_CRASH_SEED=%d replays it)", seed, seed)
@@ -64,7 +70,7 @@ func TestCrashExactlyOnce(t *testing.T) {
 	}
 
 	start := time.Now()
-	r := newRig(t, ctx, rigOptions{env: env, partitions: 6, initial: 20_000, rate: 1000, name: "crash"})
+	r := newRig(t, ctx, o)
 	var summary []string
 	for i, c := range cycles {
 		began := time.Now()

@@ -161,3 +161,16 @@ func TestLakeKafkaExactlyOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestLakeCrashExactlyOnce runs TestCrashExactlyOnce's twelve cycles on
+// the lake (REST catalog + S3): SIGKILL at every named crash point,
+// iceberg.commit.after-catalog among them (the REST commit landed, the
+// sink died before answering), and kill -9 of the host, the sink and the
+// source at random moments; after each, every produced record once.
+func TestLakeCrashExactlyOnce(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers, harness.LakeServices)
+	ctx := harness.Context(t, 10*time.Minute)
+	lake := env.Lake
+	crashEveryPoint(t, ctx, rigOptions{env: env, partitions: 6, initial: 10_000, rate: 1000, name: "lakecrash", lake: &lake})
+}
