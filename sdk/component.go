@@ -12,6 +12,9 @@ type Component struct {
 	Version string
 	Summary string
 	Spec    Spec
+	// Capabilities lists the optional interfaces the component's tasks
+	// implement (see [Capability]); floe uses exactly these.
+	Capabilities []Capability
 
 	Source      Source
 	Partitioner Partitioner
@@ -48,5 +51,5 @@ func (c Component) check() error {
 	case n != 1:
 		return fmt.Errorf("sdk: component %q must set exactly one of Source, Partitioner, Sink, Maintenance (it sets %d)", c.Name, n)
 	}
-	return nil
+	return c.checkCapabilities()
 }

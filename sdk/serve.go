@@ -23,7 +23,7 @@ import (
 const closeTimeout = time.Second
 
 // Serve runs the plugin binary's components over the floe plugin protocol
-// (hashicorp/go-plugin, gRPC, protocol version 1). Call it from main with
+// (hashicorp/go-plugin, gRPC, protocol version 2). Call it from main with
 // every component the binary offers; it returns when the host ends the
 // process, after closing the tasks the host left open.
 //

@@ -301,6 +301,9 @@ func TestNewServerRejectsBadDeclarations(t *testing.T) {
 		{[]Component{{Name: "a", Source: src, Spec: NewSpec(Int("n"), String("n"))}}, `declares config key "n" twice`},
 		{[]Component{{Name: "a"}}, "must set exactly one"},
 		{nil, "no components"},
+		{[]Component{{Name: "a", Source: src, Capabilities: []Capability{CapabilityFrontier}}}, `declares capability "frontier", which only a sink has`},
+		{[]Component{{Name: "a", Sink: sinkNop{}, Capabilities: []Capability{"flux"}}}, `unknown capability "flux"`},
+		{[]Component{{Name: "a", Sink: sinkNop{}, Capabilities: []Capability{CapabilitySchemas, CapabilitySchemas}}}, `capability "schemas" twice`},
 	} {
 		if _, err := newServer(tc.comps, newPluginLogger(nil, 0)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("newServer(%v) = %v, want %q", tc.comps, err, tc.want)
@@ -344,5 +347,33 @@ func TestLogLinesAreHclogJSON(t *testing.T) {
 	}
 	if lines[0]["@message"] != "polled" || lines[0]["wait"] != "1.5s" {
 		t.Errorf("line 0 = %v", lines[0])
+	}
+}
+
+type frontierTask struct{ SinkTask }
+
+func (frontierTask) Frontier(context.Context) (Frontier, error) { return Frontier{}, nil }
+
+// The SDK holds a declaration to what Open returns, both ways.
+func TestOpenMatchesCapabilities(t *testing.T) {
+	plain, withFrontier := frontierTask{}.SinkTask, frontierTask{}
+	for _, tc := range []struct {
+		declared []Capability
+		task     any
+		want     string
+	}{
+		{nil, withFrontier, `implements sdk.SinkTaskWithFrontier, but the component does not declare capability "frontier"`},
+		{[]Capability{CapabilityFrontier}, plain, `declares capability "frontier", but the task its Open returned`},
+		{[]Capability{CapabilityFrontier}, withFrontier, ""},
+		{nil, plain, ""},
+	} {
+		c := Component{Name: "s", Sink: sinkNop{}, Capabilities: tc.declared}
+		err := c.matchCapabilities(tc.task)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("declared %v, task %T: %v", tc.declared, tc.task, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("declared %v, task %T: %v, want %q", tc.declared, tc.task, err, tc.want)
+		}
 	}
 }

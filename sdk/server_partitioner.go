@@ -54,6 +54,10 @@ func (ps *partitionerServer) Open(ctx context.Context, req *pb.PartitionerOpenRe
 	if task == nil {
 		return nil, errors.New("Open returned neither a task nor an error")
 	}
+	if err := c.matchCapabilities(task); err != nil {
+		_ = safeClose(ctx, label, task.Close)
+		return nil, err
+	}
 	return &pb.PartitionerOpenResponse{Handle: ps.s.partitioners.add(&partitionerEntry{task: task, label: label})}, nil
 }
 

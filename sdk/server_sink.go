@@ -59,6 +59,10 @@ func (ss *sinkServer) Open(ctx context.Context, req *pb.SinkOpenRequest) (*pb.Si
 	if task == nil {
 		return nil, errors.New("Open returned neither a task nor an error")
 	}
+	if err := c.matchCapabilities(task); err != nil {
+		_ = safeClose(ctx, label, task.Close)
+		return nil, err
+	}
 	return &pb.SinkOpenResponse{Handle: ss.s.sinks.add(&sinkEntry{task: task, label: label, writers: int(req.GetWriters())})}, nil
 }
 
@@ -70,7 +74,7 @@ func (ss *sinkServer) Frontier(ctx context.Context, req *pb.FrontierRequest) (*p
 	defer end()
 	ft, ok := e.task.(SinkTaskWithFrontier)
 	if !ok {
-		return nil, status.Errorf(codes.Unimplemented, "the sink keeps no frontier (its task does not implement sdk.SinkTaskWithFrontier)")
+		return nil, status.Errorf(codes.Unimplemented, "the sink keeps no frontier (it declares no frontier capability; its task does not implement sdk.SinkTaskWithFrontier)")
 	}
 	f, err := ft.Frontier(ctx)
 	if err != nil {
@@ -89,7 +93,7 @@ func (ss *sinkServer) PrepareSchema(ctx context.Context, req *pb.PrepareSchemaRe
 	defer end()
 	st, ok := e.task.(SinkTaskWithSchemas)
 	if !ok {
-		return nil, status.Errorf(codes.Unimplemented, "the sink does not prepare schemas (its task does not implement sdk.SinkTaskWithSchemas)")
+		return nil, status.Errorf(codes.Unimplemented, "the sink does not prepare schemas (it declares no schemas capability; its task does not implement sdk.SinkTaskWithSchemas)")
 	}
 	s, err := schemaFromProto(req.GetSchema())
 	if err != nil {

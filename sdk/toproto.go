@@ -32,6 +32,9 @@ func componentToProto(c Component) *pb.Component {
 		Summary: c.Summary,
 		Aliases: append([]string(nil), c.Aliases...),
 	}
+	for _, capa := range c.Capabilities {
+		out.Capabilities = append(out.Capabilities, capabilityToProto(capa))
+	}
 	for _, f := range c.Spec.Fields() {
 		out.Fields = append(out.Fields, fieldToProto(f))
 	}
@@ -186,4 +189,16 @@ func tableHealthToProto(in []TableHealth) []*pb.TableHealth {
 		}
 	}
 	return out
+}
+
+func capabilityToProto(c Capability) pb.Capability {
+	switch c {
+	case CapabilityFrontier:
+		return pb.Capability_CAPABILITY_FRONTIER
+	case CapabilitySchemas:
+		return pb.Capability_CAPABILITY_SCHEMAS
+	case CapabilityLoad:
+		return pb.Capability_CAPABILITY_LOAD
+	}
+	return pb.Capability_CAPABILITY_UNSPECIFIED
 }

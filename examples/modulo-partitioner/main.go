@@ -26,8 +26,9 @@ func main() {
 	sdk.Serve(Component())
 }
 
-// Component declares the partitioner: its name, its config keys, and the
-// implementation.
+// Component declares the partitioner: its name, its config keys, the
+// optional interfaces its task implements (sdk.PartitionerWithLoad, so
+// floe shows the per-writer load), and the implementation.
 func Component() sdk.Component {
 	return sdk.Component{
 		Name:    "modulo",
@@ -39,7 +40,8 @@ func Component() sdk.Component {
 			sdk.String("modulo.column").Default(sdk.ColumnOffset).
 				Describe("the int64 column to take the number from (the record's offset by default)"),
 		),
-		Partitioner: modulo{},
+		Capabilities: []sdk.Capability{sdk.CapabilityLoad},
+		Partitioner:  modulo{},
 	}
 }
 

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./testdata/alpha", "./testdata/beta", "./testdata/dupe", "./testdata/crash", "./testdata/protov2")
+		"./testdata/alpha", "./testdata/beta", "./testdata/dupe", "./testdata/crash", "./testdata/protov3", "./testdata/protov1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build testdata plugins:", err)
@@ -77,7 +77,10 @@ func TestScan(t *testing.T) {
 	beta := install(t, "beta", filepath.Join(dir, "beta-1.0", "floe-plugin-beta")) // a subfolder
 	dupe := install(t, "dupe", filepath.Join(other, "floe-plugin-dupe"))
 	crash := install(t, "crash", filepath.Join(dir, "floe-plugin-crash"))
-	v2 := install(t, "protov2", filepath.Join(dir, "floe-plugin-future"))
+	v3 := install(t, "protov3", filepath.Join(dir, "floe-plugin-future"))
+	// Built before protocol 2: it declares no capabilities, and would
+	// never be asked for its frontier; it is refused instead.
+	v1 := install(t, "protov1", filepath.Join(dir, "floe-plugin-old"))
 	notExec := filepath.Join(dir, "floe-plugin-notes")
 	write(t, notExec, "not a program", 0o644)
 	write(t, filepath.Join(dir, "floe-plugin-alpha.sha256"), "ignored", 0o644)
@@ -89,7 +92,8 @@ func TestScan(t *testing.T) {
 
 	want := map[string]string{
 		crash:   "exited before the handshake (exit status 4); its last lines:\n  crash: cannot load libfoo.so",
-		v2:      "speaks floe protocol v2, this host speaks v1",
+		v3:      "speaks floe protocol v3, this host speaks v2",
+		v1:      "speaks floe protocol v1, this host speaks v2",
 		notExec: "is not executable; run chmod +x " + notExec,
 		dupe:    fmt.Sprintf(`source component "alpha" is declared by both %s and %s`, alpha, dupe),
 		missing: "plugin folder " + missing + " does not exist",

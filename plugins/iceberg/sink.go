@@ -29,7 +29,10 @@ func Component() sdk.Component {
 		Version: Version,
 		Summary: "Writes records to Apache Iceberg tables, exactly once: data files per checkpoint, one commit per table with the source positions in the snapshot.",
 		Spec:    Spec(),
-		Sink:    sink{},
+		// The task keeps a frontier (sdk.SinkTaskWithFrontier) and
+		// readies tables for new schemas (sdk.SinkTaskWithSchemas).
+		Capabilities: []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas},
+		Sink:         sink{},
 	}
 }
 

@@ -15,8 +15,9 @@ func Components() []sdk.Component {
 			Version: Version,
 			Summary: "Each record to the writer its key hashes to: by default the sink table's partition values, " +
 				"so each table partition is written by one writer and makes few files.",
-			Spec:        sdk.NewSpec(fieldsField()),
-			Partitioner: hashPartitioner{},
+			Spec:         sdk.NewSpec(fieldsField()),
+			Capabilities: []sdk.Capability{sdk.CapabilityLoad},
+			Partitioner:  hashPartitioner{},
 		},
 		{
 			Name:    "roundrobin",
@@ -24,8 +25,9 @@ func Components() []sdk.Component {
 			Version: Version,
 			Summary: "Records spread evenly over the writers in contiguous runs, whatever their key " +
 				"(Flink's shuffle); every writer writes every partition.",
-			Spec:        sdk.NewSpec(),
-			Partitioner: roundRobin{},
+			Spec:         sdk.NewSpec(),
+			Capabilities: []sdk.Capability{sdk.CapabilityLoad},
+			Partitioner:  roundRobin{},
 		},
 		{
 			Name:    "skew-aware",
@@ -33,8 +35,9 @@ func Components() []sdk.Component {
 			Version: Version,
 			Summary: "Like hash, but keys that carry a large share of the load are spread over several writers, " +
 				"so no writer idles while one drowns.",
-			Spec:        skewSpec(),
-			Partitioner: skewAware{},
+			Spec:         skewSpec(),
+			Capabilities: []sdk.Capability{sdk.CapabilityLoad},
+			Partitioner:  skewAware{},
 		},
 	}
 }

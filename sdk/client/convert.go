@@ -48,6 +48,9 @@ func componentFromProto(c *pb.Component, sdkVersion string) Component {
 		Summary:    c.GetSummary(),
 		SDKVersion: sdkVersion,
 	}
+	for _, capa := range c.GetCapabilities() {
+		out.Capabilities = append(out.Capabilities, capabilityFromProto(capa))
+	}
 	for _, f := range c.GetFields() {
 		out.Fields = append(out.Fields, sdk.Field{
 			Name:         f.GetName(),
@@ -227,4 +230,18 @@ func offsetsResetToProto(r *sdk.OffsetsReset) *pb.OffsetsReset {
 		return nil
 	}
 	return &pb.OffsetsReset{Positions: r.Positions, AfterCheckpoint: r.AfterCheckpoint}
+}
+
+// capabilityFromProto maps a declared capability; one this host does not
+// know keeps its wire name, so it shows but never matches.
+func capabilityFromProto(c pb.Capability) sdk.Capability {
+	switch c {
+	case pb.Capability_CAPABILITY_FRONTIER:
+		return sdk.CapabilityFrontier
+	case pb.Capability_CAPABILITY_SCHEMAS:
+		return sdk.CapabilitySchemas
+	case pb.Capability_CAPABILITY_LOAD:
+		return sdk.CapabilityLoad
+	}
+	return sdk.Capability(c.String())
 }

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/internal/pb"
@@ -15,9 +17,15 @@ type Component struct {
 	Version string
 	Summary string
 	Fields  []sdk.Field
+	// Capabilities are the optional calls the component's tasks serve, as
+	// it declares them (sdk.Capability).
+	Capabilities []sdk.Capability
 	// SDKVersion is the floe SDK version the binary was built with.
 	SDKVersion string
 }
+
+// Has reports whether the component declares capability c.
+func (c Component) Has(capa sdk.Capability) bool { return slices.Contains(c.Capabilities, capa) }
 
 // Describe lists the binary's components.
 func (p *Process) Describe(ctx context.Context) ([]Component, error) {
@@ -29,7 +37,31 @@ func (p *Process) Describe(ctx context.Context) ([]Component, error) {
 	for _, c := range resp.GetComponents() {
 		out = append(out, componentFromProto(c, resp.GetSdkVersion()))
 	}
+	p.descMu.Lock()
+	p.described = out
+	p.descMu.Unlock()
 	return out, nil
+}
+
+// declared returns what the binary declares of one component (by name or
+// alias), asking it once per process.
+func (p *Process) declared(ctx context.Context, kind sdk.Kind, name string) (Component, error) {
+	p.descMu.Lock()
+	comps := p.described
+	p.descMu.Unlock()
+	if comps == nil {
+		var err error
+		if comps, err = p.Describe(ctx); err != nil {
+			return Component{}, err
+		}
+	}
+	for _, c := range comps {
+		if c.Kind == kind && (c.Name == name || slices.Contains(c.Aliases, name)) {
+			return c, nil
+		}
+	}
+	return Component{}, &Error{Plugin: p.name, Op: fmt.Sprintf("%s %s: describe", kind, quote(name)),
+		Message: fmt.Sprintf("the binary declares no %s component %q (check the connector's component names with `floe plugins`)", kind, name)}
 }
 
 // Validate checks config against one component's spec, in the plugin (so

@@ -5,7 +5,7 @@
 // # Starting a plugin
 //
 // [Start] launches a binary found by the registry (host/registry) and
-// completes go-plugin's handshake: magic cookie, protocol version 1, gRPC,
+// completes go-plugin's handshake: magic cookie, protocol version 2, gRPC,
 // AutoMTLS, and the binary's SHA-256 checked against the one the registry
 // recorded. Start's errors name the binary and say what to do about it:
 // missing, not executable, exited before the handshake (with the last lines

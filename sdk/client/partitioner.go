@@ -3,7 +3,9 @@ package client
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/internal/pb"
 )
 
@@ -22,6 +24,7 @@ type PartitionerTask struct {
 	handle  uint64
 	label   string
 	writers int
+	decl    Component // what the binary declares of the component
 }
 
 // OpenPartitioner opens a partitioner.
@@ -29,6 +32,10 @@ func (p *Process) OpenPartitioner(ctx context.Context, req PartitionerOpen) (*Pa
 	label := fmt.Sprintf("partitioner %q of connector %q", req.Component, req.Connector)
 	if req.Writers <= 0 {
 		return nil, fmt.Errorf("plugin %s: %s: open: %d writers; need at least 1", baseName(p.name), label, req.Writers)
+	}
+	decl, err := p.declared(ctx, sdk.KindPartitioner, req.Component)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := p.partitioner.Open(ctx, &pb.PartitionerOpenRequest{
 		Component: req.Component,
@@ -39,12 +46,17 @@ func (p *Process) OpenPartitioner(ctx context.Context, req PartitionerOpen) (*Pa
 	if err != nil {
 		return nil, p.openError(ctx, "partitioner", label, err)
 	}
-	return &PartitionerTask{p: p, handle: resp.GetHandle(), label: label, writers: req.Writers}, nil
+	return &PartitionerTask{p: p, handle: resp.GetHandle(), label: label, writers: req.Writers, decl: decl}, nil
 }
 
-// Partition returns a writer per record and, if the plugin tracks it, the
-// per-writer load. The answer is checked: exactly one writer per record,
-// each in [0, writers); anything else is an error naming the plugin.
+// Capabilities returns the optional parts the partitioner declares.
+func (t *PartitionerTask) Capabilities() []sdk.Capability { return slices.Clone(t.decl.Capabilities) }
+
+// Partition returns a writer per record and, if the partitioner declares
+// the load capability, the per-writer load. The answer is checked: exactly
+// one writer per record, each in [0, writers), load only when declared and
+// then none or one value per writer; anything else is an error naming the
+// plugin.
 func (t *PartitionerTask) Partition(ctx context.Context, b Batch) (writers []uint32, load []float64, err error) {
 	if b.NumRecords == 0 {
 		return nil, nil, nil
@@ -65,7 +77,16 @@ func (t *PartitionerTask) Partition(ctx context.Context, b Batch) (writers []uin
 				Message: fmt.Sprintf("record %d went to writer %d, outside [0, %d)", i, w, t.writers)}
 		}
 	}
-	return writers, resp.GetLoad(), nil
+	load = resp.GetLoad()
+	switch {
+	case !t.decl.Has(sdk.CapabilityLoad) && len(load) > 0:
+		return nil, nil, &Error{Plugin: t.p.name, Op: op,
+			Message: fmt.Sprintf("reported the load of %d writers, but the partitioner declares no load capability", len(load))}
+	case len(load) > 0 && len(load) != t.writers:
+		return nil, nil, &Error{Plugin: t.p.name, Op: op,
+			Message: fmt.Sprintf("reported the load of %d writers, not %d; a partitioner with the load capability reports every writer's", len(load), t.writers)}
+	}
+	return writers, load, nil
 }
 
 // Close closes the partitioner.

@@ -67,6 +67,9 @@ type Process struct {
 	broker *plugin.GRPCBroker
 	tail   *tail
 
+	descMu    sync.Mutex
+	described []Component // the last Describe answer, nil before
+
 	describe    pb.DescribeClient
 	source      pb.SourceClient
 	partitioner pb.PartitionerClient

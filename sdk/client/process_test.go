@@ -321,7 +321,7 @@ func TestPluginFailures(t *testing.T) {
 	t.Run("unknown kind", func(t *testing.T) {
 		p := start(t, client.StartOptions{})
 		_, err := p.OpenSink(ctx, client.SinkOpen{Component: "iceberg", Connector: "c", Writers: 1})
-		if err == nil || !strings.Contains(err.Error(), "serves no sink components") {
+		if err == nil || !strings.Contains(err.Error(), `declares no sink component "iceberg"`) {
 			t.Fatalf("OpenSink error = %v", err)
 		}
 	})

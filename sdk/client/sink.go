@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/internal/pb"
@@ -25,11 +26,17 @@ type SinkTask struct {
 	p      *Process
 	handle uint64
 	label  string
+	decl   Component // what the binary declares of the component
 }
 
-// OpenSink opens a sink.
+// OpenSink opens a sink. It learns the component's capabilities from the
+// binary's Describe answer (asked once per process) before it opens.
 func (p *Process) OpenSink(ctx context.Context, req SinkOpen) (*SinkTask, error) {
 	label := fmt.Sprintf("sink %q of connector %q", req.Component, req.Connector)
+	decl, err := p.declared(ctx, sdk.KindSink, req.Component)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := p.sink.Open(ctx, &pb.SinkOpenRequest{
 		Component:    req.Component,
 		Connector:    req.Connector,
@@ -40,14 +47,22 @@ func (p *Process) OpenSink(ctx context.Context, req SinkOpen) (*SinkTask, error)
 	if err != nil {
 		return nil, p.openError(ctx, "sink", label, err)
 	}
-	return &SinkTask{p: p, handle: resp.GetHandle(), label: label}, nil
+	return &SinkTask{p: p, handle: resp.GetHandle(), label: label, decl: decl}, nil
 }
 
-// Frontier returns the sink's committed positions, or sdk.ErrUnsupported.
+// Capabilities returns the optional calls the sink declares.
+func (t *SinkTask) Capabilities() []sdk.Capability { return slices.Clone(t.decl.Capabilities) }
+
+// Frontier returns the sink's committed positions. A sink that declares
+// no frontier capability is not asked: the error wraps sdk.ErrUnsupported.
 func (t *SinkTask) Frontier(ctx context.Context) (sdk.Frontier, error) {
+	if !t.decl.Has(sdk.CapabilityFrontier) {
+		return sdk.Frontier{}, &Error{Plugin: t.p.name, Op: t.label + ": frontier",
+			Message: "the sink declares no frontier capability", sentinel: sdk.ErrUnsupported}
+	}
 	resp, err := t.p.sink.Frontier(ctx, &pb.FrontierRequest{Handle: t.handle})
 	if err != nil {
-		return sdk.Frontier{}, t.p.callError(ctx, t.label+": frontier", err)
+		return sdk.Frontier{}, t.declaredError(ctx, t.label+": frontier", sdk.CapabilityFrontier, err)
 	}
 	pos := resp.GetPositions()
 	if pos == nil {
@@ -57,15 +72,15 @@ func (t *SinkTask) Frontier(ctx context.Context) (sdk.Frontier, error) {
 }
 
 // PrepareSchema readies the sink for a schema; a rejection wraps
-// sdk.ErrSchemaRejected. A sink without schema support accepts all.
+// sdk.ErrSchemaRejected. A sink that declares no schemas capability is
+// not asked: it accepts every schema.
 func (t *SinkTask) PrepareSchema(ctx context.Context, s Schema) ([]string, error) {
+	if !t.decl.Has(sdk.CapabilitySchemas) {
+		return nil, nil
+	}
 	resp, err := t.p.sink.PrepareSchema(ctx, &pb.PrepareSchemaRequest{Handle: t.handle, Schema: schemaToProto(s)})
 	if err != nil {
-		e := t.p.callError(ctx, fmt.Sprintf("%s: prepare schema %d", t.label, s.ID), err)
-		if errors.Is(e, sdk.ErrUnsupported) {
-			return nil, nil
-		}
-		return nil, e
+		return nil, t.declaredError(ctx, fmt.Sprintf("%s: prepare schema %d", t.label, s.ID), sdk.CapabilitySchemas, err)
 	}
 	if !resp.GetAccepted() {
 		reason := resp.GetReason()
@@ -119,4 +134,17 @@ func (t *SinkTask) Close(ctx context.Context) error {
 		return t.p.callError(ctx, t.label+": close", err)
 	}
 	return nil
+}
+
+// declaredError is callError for an optional call the sink declared: an
+// UNIMPLEMENTED answer breaks the declaration and is an error, not
+// sdk.ErrUnsupported.
+func (t *SinkTask) declaredError(ctx context.Context, op string, capa sdk.Capability, err error) error {
+	e := t.p.callError(ctx, op, err)
+	var pe *Error
+	if errors.Is(e, sdk.ErrUnsupported) && errors.As(e, &pe) {
+		return &Error{Plugin: pe.Plugin, Op: pe.Op, Exited: pe.Exited,
+			Message: fmt.Sprintf("the sink declares the %s capability but does not serve the call: %s", capa, pe.Message)}
+	}
+	return e
 }

@@ -199,15 +199,20 @@ type fakePartitioner struct {
 	shared     bool // a shared counter: different answers under concurrency
 	fixed      bool // assumes four writers whatever Open said
 	failClose  bool // Close fails
+	claimsLoad bool // declares the load capability, reports none
 }
 
 func (f *fakePartitioner) component() sdk.Component {
-	return sdk.Component{
+	c := sdk.Component{
 		Name:        "fakehash",
 		Version:     "1.0.0",
 		Spec:        sdk.NewSpec(sdk.String("partitioner.fields").Default("customer_id").Describe("the key column")),
 		Partitioner: f,
 	}
+	if f.claimsLoad {
+		c.Capabilities = []sdk.Capability{sdk.CapabilityLoad}
+	}
+	return c
 }
 
 func (f *fakePartitioner) Open(_ context.Context, req sdk.PartitionerOpenRequest) (sdk.PartitionerTask, error) {
@@ -276,6 +281,7 @@ type fakeSink struct {
 	badPrepare     bool // PrepareSchema fails the second time
 	failClose      bool // Close fails
 	ignoreReset    bool // Open ignores the host's offsets reset
+	undeclared     bool // the component does not declare its frontier
 
 	mu        sync.Mutex
 	positions map[string]map[string]int64 // config "table" → partition → next
@@ -283,11 +289,16 @@ type fakeSink struct {
 }
 
 func (f *fakeSink) component() sdk.Component {
+	caps := []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas}
+	if f.undeclared {
+		caps = caps[1:]
+	}
 	return sdk.Component{
-		Name:    "fakesink",
-		Version: "1.0.0",
-		Spec:    sdk.NewSpec(sdk.String("table").Require().Describe("where to write")),
-		Sink:    f,
+		Name:         "fakesink",
+		Version:      "1.0.0",
+		Spec:         sdk.NewSpec(sdk.String("table").Require().Describe("where to write")),
+		Capabilities: caps,
+		Sink:         f,
 	}
 }
 

@@ -116,7 +116,7 @@ func TestSpecCheckCatches(t *testing.T) {
 	}
 }
 
-var partitionerChecks = []string{CheckSpec, CheckInvalidConfig, CheckOneWriterPerRecord, CheckDeterministic, CheckConcurrent, CheckOneWriter, CheckClose}
+var partitionerChecks = []string{CheckSpec, CheckInvalidConfig, CheckCapabilities, CheckOneWriterPerRecord, CheckDeterministic, CheckConcurrent, CheckOneWriter, CheckClose}
 
 func TestPartitionerKitConforming(t *testing.T) {
 	f := &fakePartitioner{}
@@ -131,6 +131,7 @@ func TestPartitionerKitCatches(t *testing.T) {
 		want  string
 	}{
 		{"index out of range", &fakePartitioner{outOfRange: true}, CheckOneWriterPerRecord, "outside [0, 4)"},
+		{"load declared, not served", &fakePartitioner{claimsLoad: true}, CheckCapabilities, `declares capability "load"`},
 		{"one index short", &fakePartitioner{short: true}, CheckOneWriterPerRecord, "returned 499 writer indexes for 500 records"},
 		{"not deterministic", &fakePartitioner{random: true}, CheckDeterministic, "on the same input"},
 		{"differs under concurrency", &fakePartitioner{shared: true}, CheckConcurrent, "under concurrent calls"},
@@ -150,7 +151,7 @@ func TestPartitionerKitCatches(t *testing.T) {
 	}
 }
 
-var sinkChecks = []string{CheckSpec, CheckInvalidConfig, CheckWriteFlushCommit, CheckEmptyCheckpoint, CheckPipelined,
+var sinkChecks = []string{CheckSpec, CheckInvalidConfig, CheckCapabilities, CheckWriteFlushCommit, CheckEmptyCheckpoint, CheckPipelined,
 	CheckFrontierReopen, CheckOffsetsReset, CheckPrepareSchema, CheckClose}
 
 func freshTable(t testing.TB) map[string]string {
@@ -175,6 +176,7 @@ func TestSinkKitCatches(t *testing.T) {
 		{"empty commit fails", &fakeSink{failEmpty: true}, CheckEmptyCheckpoint, "Commit(1): "},
 		{"frontier lost on reopen", &fakeSink{forget: true}, CheckFrontierReopen, "after reopening the sink,"},
 		{"offsets reset ignored", &fakeSink{ignoreReset: true}, CheckOffsetsReset, "where the offsets reset put it"},
+		{"frontier not declared", &fakeSink{undeclared: true}, CheckCapabilities, `does not declare capability "frontier"`},
 		{"missing required key", &fakeSink{}, CheckInvalidConfig, "Open accepted the config"},
 		{"prepare not idempotent", &fakeSink{badPrepare: true}, CheckPrepareSchema, "PrepareSchema 1: "},
 		{"close fails", &fakeSink{failClose: true}, CheckClose, "Close: "},

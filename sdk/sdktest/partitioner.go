@@ -55,6 +55,10 @@ const (
 // each as a named subtest with a fresh plugin process:
 //
 //   - spec, invalid_config: as in [SourceKit].
+//   - capabilities: the component declares only a partitioner's
+//     capabilities (sdk.Capability), the opened task has the ones
+//     Describe declared, and with load declared, Partition reports a load
+//     (the client refuses one that is not declared).
 //   - one_writer_per_record: every batch gets exactly one writer index per
 //     record, each in [0, Writers); a reported load has one value per
 //     writer, none negative.
@@ -99,6 +103,7 @@ func partitionerKit(t tb, target Target, c PartitionerCase) {
 	}{
 		{CheckSpec, k.spec},
 		{CheckInvalidConfig, k.invalidConfig},
+		{CheckCapabilities, k.capabilities},
 		{CheckOneWriterPerRecord, k.oneWriterPerRecord},
 		{CheckDeterministic, k.deterministic},
 		{CheckConcurrent, k.concurrent},

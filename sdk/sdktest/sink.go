@@ -39,7 +39,8 @@ type SinkCase struct {
 	Timeout time.Duration
 }
 
-// The sink kit's checks, besides spec, invalid_config and close.
+// The sink kit's checks, besides spec, invalid_config, capabilities and
+// close.
 const (
 	CheckWriteFlushCommit = "write_flush_commit"
 	CheckEmptyCheckpoint  = "empty_checkpoint"
@@ -54,6 +55,12 @@ const (
 // FreshConfig):
 //
 //   - spec, invalid_config: as in [SourceKit].
+//   - capabilities: the component declares only a sink's capabilities
+//     (sdk.Capability), the opened task has the ones Describe declared, a
+//     declared frontier answers Frontier and declared schemas answer
+//     PrepareSchema. (The Go SDK refuses an Open whose task implements an
+//     optional interface the component does not declare, or lacks one it
+//     does; this check holds plugins in other languages to the same.)
 //   - write_flush_commit: PrepareSchema, Write of every batch spread over
 //     the writers, Flush, Commit; Flush returns results only for writers
 //     that got records, counting every record not rejected; with a
@@ -106,6 +113,7 @@ func sinkKit(t tb, target Target, c SinkCase) {
 	}{
 		{CheckSpec, k.spec},
 		{CheckInvalidConfig, k.invalidConfig},
+		{CheckCapabilities, k.capabilities},
 		{CheckWriteFlushCommit, k.writeFlushCommit},
 		{CheckEmptyCheckpoint, k.emptyCheckpoint},
 		{CheckPipelined, k.pipelined},
@@ -419,7 +427,7 @@ func (k *sinkKitRun) frontierReopen(t tb, s *session, cfg map[string]string, in 
 	task := k.open(t, s, cfg)
 	if _, ok := k.frontier(t, s, task); !ok {
 		k.closeSink(t, s, task)
-		t.Skip("the sink keeps no frontier (it does not implement sdk.SinkTaskWithFrontier)")
+		t.Skip("the sink keeps no frontier (it declares no frontier capability)")
 	}
 	k.prepare(t, s, task, k.c.Batches)
 	w := newWritten()
@@ -437,7 +445,7 @@ func (k *sinkKitRun) offsetsReset(t tb, s *session, cfg map[string]string, in []
 	task := k.open(t, s, cfg)
 	if _, ok := k.frontier(t, s, task); !ok {
 		k.closeSink(t, s, task)
-		t.Skip("the sink keeps no frontier (it does not implement sdk.SinkTaskWithFrontier)")
+		t.Skip("the sink keeps no frontier (it declares no frontier capability)")
 	}
 	k.prepare(t, s, task, k.c.Batches)
 	w1 := newWritten()

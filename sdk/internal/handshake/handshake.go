@@ -10,7 +10,12 @@ import plugin "github.com/hashicorp/go-plugin"
 // ProtocolVersion is the floe plugin protocol version this SDK speaks. Bump
 // it only for a change old hosts or old plugins cannot understand; fields
 // added to the proto do not need a bump.
-const ProtocolVersion = 1
+//
+// Version 2: components declare their capabilities at Describe
+// (Component.capabilities) and the host calls nothing optional they do
+// not declare; a version 1 plugin declares none and would silently lose
+// its frontier, so it is refused at the handshake instead.
+const ProtocolVersion = 2
 
 // MagicCookieKey and MagicCookieValue are go-plugin's magic cookie: the host
 // sets the variable in the plugin's environment, and a plugin started

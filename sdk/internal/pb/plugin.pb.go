@@ -1,7 +1,11 @@
-// The floe plugin protocol, version 1.
+// The floe plugin protocol, version 2 (the go-plugin handshake's protocol
+// version; the message package stays floe.plugin.v1). Version 2 added
+// Component.capabilities: a version 1 plugin declares none, so a host of
+// version 2 refuses it at the handshake rather than silently never asking
+// it for its frontier.
 //
 // A plugin binary is started by the floe host through hashicorp/go-plugin
-// (magic cookie FLOE_PLUGIN, protocol version 1, gRPC, AutoMTLS). It serves
+// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC, AutoMTLS). It serves
 // the Describe service plus one service per plugin kind it implements. One
 // process hosts every task of one connector for that kind: each Open returns
 // a handle that later calls name.
@@ -18,7 +22,8 @@
 // SDK's sentinel errors also carry a google.rpc.ErrorInfo detail with domain
 // "floe.plugin.v1" and a reason: SCHEMA_REJECTED (code FAILED_PRECONDITION),
 // RECORD_TOO_LARGE (RESOURCE_EXHAUSTED), UNSUPPORTED (UNIMPLEMENTED; an
-// optional capability such as Sink.Frontier), END_OF_INPUT (OUT_OF_RANGE).
+// optional call the component does not declare in Component.capabilities),
+// END_OF_INPUT (OUT_OF_RANGE).
 // An invalid config is INVALID_ARGUMENT with a google.rpc.BadRequest detail
 // naming each bad key. Calls naming an unknown handle are NOT_FOUND.
 
@@ -98,6 +103,62 @@ func (x Kind) Number() protoreflect.EnumNumber {
 // Deprecated: Use Kind.Descriptor instead.
 func (Kind) EnumDescriptor() ([]byte, []int) {
 	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
+}
+
+// Capability is an optional part of the protocol.
+type Capability int32
+
+const (
+	Capability_CAPABILITY_UNSPECIFIED Capability = 0
+	// Sink.Frontier: the sink stores source positions with its data.
+	Capability_CAPABILITY_FRONTIER Capability = 1
+	// Sink.PrepareSchema: the sink readies itself for each new schema.
+	Capability_CAPABILITY_SCHEMAS Capability = 2
+	// PartitionResponse.load: the partitioner reports per-writer load.
+	Capability_CAPABILITY_LOAD Capability = 3
+)
+
+// Enum value maps for Capability.
+var (
+	Capability_name = map[int32]string{
+		0: "CAPABILITY_UNSPECIFIED",
+		1: "CAPABILITY_FRONTIER",
+		2: "CAPABILITY_SCHEMAS",
+		3: "CAPABILITY_LOAD",
+	}
+	Capability_value = map[string]int32{
+		"CAPABILITY_UNSPECIFIED": 0,
+		"CAPABILITY_FRONTIER":    1,
+		"CAPABILITY_SCHEMAS":     2,
+		"CAPABILITY_LOAD":        3,
+	}
+)
+
+func (x Capability) Enum() *Capability {
+	p := new(Capability)
+	*p = x
+	return p
+}
+
+func (x Capability) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Capability) Descriptor() protoreflect.EnumDescriptor {
+	return file_floe_plugin_v1_plugin_proto_enumTypes[1].Descriptor()
+}
+
+func (Capability) Type() protoreflect.EnumType {
+	return &file_floe_plugin_v1_plugin_proto_enumTypes[1]
+}
+
+func (x Capability) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Capability.Descriptor instead.
+func (Capability) EnumDescriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
 }
 
 type DescribeRequest struct {
@@ -198,7 +259,12 @@ type Component struct {
 	Fields  []*ConfigField         `protobuf:"bytes,5,rep,name=fields,proto3" json:"fields,omitempty"`
 	// aliases are other names the component answers to (for example a Kafka
 	// Connect class name).
-	Aliases       []string `protobuf:"bytes,6,rep,name=aliases,proto3" json:"aliases,omitempty"`
+	Aliases []string `protobuf:"bytes,6,rep,name=aliases,proto3" json:"aliases,omitempty"`
+	// capabilities lists the optional calls the component's tasks serve.
+	// The host calls nothing optional that is not declared here (a sink
+	// without CAPABILITY_FRONTIER is never asked for its frontier), and a
+	// declared one that answers UNIMPLEMENTED is an error.
+	Capabilities  []Capability `protobuf:"varint,7,rep,packed,name=capabilities,proto3,enum=floe.plugin.v1.Capability" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -271,6 +337,13 @@ func (x *Component) GetFields() []*ConfigField {
 func (x *Component) GetAliases() []string {
 	if x != nil {
 		return x.Aliases
+	}
+	return nil
+}
+
+func (x *Component) GetCapabilities() []Capability {
+	if x != nil {
+		return x.Capabilities
 	}
 	return nil
 }
@@ -3442,14 +3515,15 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"components\x18\x01 \x03(\v2\x19.floe.plugin.v1.ComponentR\n" +
 	"components\x12\x1f\n" +
 	"\vsdk_version\x18\x02 \x01(\tR\n" +
-	"sdkVersion\"\xcc\x01\n" +
+	"sdkVersion\"\x8c\x02\n" +
 	"\tComponent\x12(\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x14.floe.plugin.v1.KindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12\x18\n" +
 	"\asummary\x18\x04 \x01(\tR\asummary\x123\n" +
 	"\x06fields\x18\x05 \x03(\v2\x1b.floe.plugin.v1.ConfigFieldR\x06fields\x12\x18\n" +
-	"\aaliases\x18\x06 \x03(\tR\aaliases\"\xc3\x02\n" +
+	"\aaliases\x18\x06 \x03(\tR\aaliases\x12>\n" +
+	"\fcapabilities\x18\a \x03(\x0e2\x1a.floe.plugin.v1.CapabilityR\fcapabilities\"\xc3\x02\n" +
 	"\vConfigField\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x10\n" +
@@ -3723,7 +3797,13 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vKIND_SOURCE\x10\x01\x12\x14\n" +
 	"\x10KIND_PARTITIONER\x10\x02\x12\r\n" +
 	"\tKIND_SINK\x10\x03\x12\x14\n" +
-	"\x10KIND_MAINTENANCE\x10\x042\xa8\x01\n" +
+	"\x10KIND_MAINTENANCE\x10\x04*n\n" +
+	"\n" +
+	"Capability\x12\x1a\n" +
+	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13CAPABILITY_FRONTIER\x10\x01\x12\x16\n" +
+	"\x12CAPABILITY_SCHEMAS\x10\x02\x12\x13\n" +
+	"\x0fCAPABILITY_LOAD\x10\x032\xa8\x01\n" +
 	"\bDescribe\x12M\n" +
 	"\bDescribe\x12\x1f.floe.plugin.v1.DescribeRequest\x1a .floe.plugin.v1.DescribeResponse\x12M\n" +
 	"\bValidate\x12\x1f.floe.plugin.v1.ValidateRequest\x1a .floe.plugin.v1.ValidateResponse2\xc1\x02\n" +
@@ -3769,163 +3849,165 @@ func file_floe_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_floe_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                         // 0: floe.plugin.v1.Kind
-	(*DescribeRequest)(nil),           // 1: floe.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),          // 2: floe.plugin.v1.DescribeResponse
-	(*Component)(nil),                 // 3: floe.plugin.v1.Component
-	(*ConfigField)(nil),               // 4: floe.plugin.v1.ConfigField
-	(*ValidateRequest)(nil),           // 5: floe.plugin.v1.ValidateRequest
-	(*ValidateResponse)(nil),          // 6: floe.plugin.v1.ValidateResponse
-	(*ConfigError)(nil),               // 7: floe.plugin.v1.ConfigError
-	(*Batch)(nil),                     // 8: floe.plugin.v1.Batch
-	(*Schema)(nil),                    // 9: floe.plugin.v1.Schema
-	(*Range)(nil),                     // 10: floe.plugin.v1.Range
-	(*SourceOpenRequest)(nil),         // 11: floe.plugin.v1.SourceOpenRequest
-	(*SourceOpenResponse)(nil),        // 12: floe.plugin.v1.SourceOpenResponse
-	(*SourceReadRequest)(nil),         // 13: floe.plugin.v1.SourceReadRequest
-	(*SourceReadResponse)(nil),        // 14: floe.plugin.v1.SourceReadResponse
-	(*SourceCommitRequest)(nil),       // 15: floe.plugin.v1.SourceCommitRequest
-	(*SourceCommitResponse)(nil),      // 16: floe.plugin.v1.SourceCommitResponse
-	(*StartPositionsRequest)(nil),     // 17: floe.plugin.v1.StartPositionsRequest
-	(*StartPositionsResponse)(nil),    // 18: floe.plugin.v1.StartPositionsResponse
-	(*PartitionsRevokedRequest)(nil),  // 19: floe.plugin.v1.PartitionsRevokedRequest
-	(*PartitionsRevokedResponse)(nil), // 20: floe.plugin.v1.PartitionsRevokedResponse
-	(*AdmitSchemaRequest)(nil),        // 21: floe.plugin.v1.AdmitSchemaRequest
-	(*AdmitSchemaResponse)(nil),       // 22: floe.plugin.v1.AdmitSchemaResponse
-	(*DeadLetter)(nil),                // 23: floe.plugin.v1.DeadLetter
-	(*DeadLetterRequest)(nil),         // 24: floe.plugin.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),        // 25: floe.plugin.v1.DeadLetterResponse
-	(*PartitionerOpenRequest)(nil),    // 26: floe.plugin.v1.PartitionerOpenRequest
-	(*PartitionerOpenResponse)(nil),   // 27: floe.plugin.v1.PartitionerOpenResponse
-	(*PartitionRequest)(nil),          // 28: floe.plugin.v1.PartitionRequest
-	(*PartitionResponse)(nil),         // 29: floe.plugin.v1.PartitionResponse
-	(*SinkOpenRequest)(nil),           // 30: floe.plugin.v1.SinkOpenRequest
-	(*OffsetsReset)(nil),              // 31: floe.plugin.v1.OffsetsReset
-	(*SinkOpenResponse)(nil),          // 32: floe.plugin.v1.SinkOpenResponse
-	(*FrontierRequest)(nil),           // 33: floe.plugin.v1.FrontierRequest
-	(*FrontierResponse)(nil),          // 34: floe.plugin.v1.FrontierResponse
-	(*PrepareSchemaRequest)(nil),      // 35: floe.plugin.v1.PrepareSchemaRequest
-	(*PrepareSchemaResponse)(nil),     // 36: floe.plugin.v1.PrepareSchemaResponse
-	(*WriteRequest)(nil),              // 37: floe.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),             // 38: floe.plugin.v1.WriteResponse
-	(*RejectedRecord)(nil),            // 39: floe.plugin.v1.RejectedRecord
-	(*FlushRequest)(nil),              // 40: floe.plugin.v1.FlushRequest
-	(*WriteResult)(nil),               // 41: floe.plugin.v1.WriteResult
-	(*FlushResponse)(nil),             // 42: floe.plugin.v1.FlushResponse
-	(*SinkCommitRequest)(nil),         // 43: floe.plugin.v1.SinkCommitRequest
-	(*TableCommit)(nil),               // 44: floe.plugin.v1.TableCommit
-	(*SinkCommitResponse)(nil),        // 45: floe.plugin.v1.SinkCommitResponse
-	(*MaintenanceOpenRequest)(nil),    // 46: floe.plugin.v1.MaintenanceOpenRequest
-	(*MaintenanceOpenResponse)(nil),   // 47: floe.plugin.v1.MaintenanceOpenResponse
-	(*CycleRequest)(nil),              // 48: floe.plugin.v1.CycleRequest
-	(*TaskRun)(nil),                   // 49: floe.plugin.v1.TaskRun
-	(*CycleResponse)(nil),             // 50: floe.plugin.v1.CycleResponse
-	(*TableHealth)(nil),               // 51: floe.plugin.v1.TableHealth
-	(*MaintenanceStatusRequest)(nil),  // 52: floe.plugin.v1.MaintenanceStatusRequest
-	(*MaintenanceStatusResponse)(nil), // 53: floe.plugin.v1.MaintenanceStatusResponse
-	(*CloseRequest)(nil),              // 54: floe.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),             // 55: floe.plugin.v1.CloseResponse
-	nil,                               // 56: floe.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                               // 57: floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	nil,                               // 58: floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	nil,                               // 59: floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	nil,                               // 60: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	nil,                               // 61: floe.plugin.v1.DeadLetter.HeadersEntry
-	nil,                               // 62: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	nil,                               // 63: floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	nil,                               // 64: floe.plugin.v1.OffsetsReset.PositionsEntry
-	nil,                               // 65: floe.plugin.v1.FrontierResponse.PositionsEntry
-	nil,                               // 66: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	(Capability)(0),                   // 1: floe.plugin.v1.Capability
+	(*DescribeRequest)(nil),           // 2: floe.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),          // 3: floe.plugin.v1.DescribeResponse
+	(*Component)(nil),                 // 4: floe.plugin.v1.Component
+	(*ConfigField)(nil),               // 5: floe.plugin.v1.ConfigField
+	(*ValidateRequest)(nil),           // 6: floe.plugin.v1.ValidateRequest
+	(*ValidateResponse)(nil),          // 7: floe.plugin.v1.ValidateResponse
+	(*ConfigError)(nil),               // 8: floe.plugin.v1.ConfigError
+	(*Batch)(nil),                     // 9: floe.plugin.v1.Batch
+	(*Schema)(nil),                    // 10: floe.plugin.v1.Schema
+	(*Range)(nil),                     // 11: floe.plugin.v1.Range
+	(*SourceOpenRequest)(nil),         // 12: floe.plugin.v1.SourceOpenRequest
+	(*SourceOpenResponse)(nil),        // 13: floe.plugin.v1.SourceOpenResponse
+	(*SourceReadRequest)(nil),         // 14: floe.plugin.v1.SourceReadRequest
+	(*SourceReadResponse)(nil),        // 15: floe.plugin.v1.SourceReadResponse
+	(*SourceCommitRequest)(nil),       // 16: floe.plugin.v1.SourceCommitRequest
+	(*SourceCommitResponse)(nil),      // 17: floe.plugin.v1.SourceCommitResponse
+	(*StartPositionsRequest)(nil),     // 18: floe.plugin.v1.StartPositionsRequest
+	(*StartPositionsResponse)(nil),    // 19: floe.plugin.v1.StartPositionsResponse
+	(*PartitionsRevokedRequest)(nil),  // 20: floe.plugin.v1.PartitionsRevokedRequest
+	(*PartitionsRevokedResponse)(nil), // 21: floe.plugin.v1.PartitionsRevokedResponse
+	(*AdmitSchemaRequest)(nil),        // 22: floe.plugin.v1.AdmitSchemaRequest
+	(*AdmitSchemaResponse)(nil),       // 23: floe.plugin.v1.AdmitSchemaResponse
+	(*DeadLetter)(nil),                // 24: floe.plugin.v1.DeadLetter
+	(*DeadLetterRequest)(nil),         // 25: floe.plugin.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),        // 26: floe.plugin.v1.DeadLetterResponse
+	(*PartitionerOpenRequest)(nil),    // 27: floe.plugin.v1.PartitionerOpenRequest
+	(*PartitionerOpenResponse)(nil),   // 28: floe.plugin.v1.PartitionerOpenResponse
+	(*PartitionRequest)(nil),          // 29: floe.plugin.v1.PartitionRequest
+	(*PartitionResponse)(nil),         // 30: floe.plugin.v1.PartitionResponse
+	(*SinkOpenRequest)(nil),           // 31: floe.plugin.v1.SinkOpenRequest
+	(*OffsetsReset)(nil),              // 32: floe.plugin.v1.OffsetsReset
+	(*SinkOpenResponse)(nil),          // 33: floe.plugin.v1.SinkOpenResponse
+	(*FrontierRequest)(nil),           // 34: floe.plugin.v1.FrontierRequest
+	(*FrontierResponse)(nil),          // 35: floe.plugin.v1.FrontierResponse
+	(*PrepareSchemaRequest)(nil),      // 36: floe.plugin.v1.PrepareSchemaRequest
+	(*PrepareSchemaResponse)(nil),     // 37: floe.plugin.v1.PrepareSchemaResponse
+	(*WriteRequest)(nil),              // 38: floe.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),             // 39: floe.plugin.v1.WriteResponse
+	(*RejectedRecord)(nil),            // 40: floe.plugin.v1.RejectedRecord
+	(*FlushRequest)(nil),              // 41: floe.plugin.v1.FlushRequest
+	(*WriteResult)(nil),               // 42: floe.plugin.v1.WriteResult
+	(*FlushResponse)(nil),             // 43: floe.plugin.v1.FlushResponse
+	(*SinkCommitRequest)(nil),         // 44: floe.plugin.v1.SinkCommitRequest
+	(*TableCommit)(nil),               // 45: floe.plugin.v1.TableCommit
+	(*SinkCommitResponse)(nil),        // 46: floe.plugin.v1.SinkCommitResponse
+	(*MaintenanceOpenRequest)(nil),    // 47: floe.plugin.v1.MaintenanceOpenRequest
+	(*MaintenanceOpenResponse)(nil),   // 48: floe.plugin.v1.MaintenanceOpenResponse
+	(*CycleRequest)(nil),              // 49: floe.plugin.v1.CycleRequest
+	(*TaskRun)(nil),                   // 50: floe.plugin.v1.TaskRun
+	(*CycleResponse)(nil),             // 51: floe.plugin.v1.CycleResponse
+	(*TableHealth)(nil),               // 52: floe.plugin.v1.TableHealth
+	(*MaintenanceStatusRequest)(nil),  // 53: floe.plugin.v1.MaintenanceStatusRequest
+	(*MaintenanceStatusResponse)(nil), // 54: floe.plugin.v1.MaintenanceStatusResponse
+	(*CloseRequest)(nil),              // 55: floe.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),             // 56: floe.plugin.v1.CloseResponse
+	nil,                               // 57: floe.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                               // 58: floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	nil,                               // 59: floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	nil,                               // 60: floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	nil,                               // 61: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	nil,                               // 62: floe.plugin.v1.DeadLetter.HeadersEntry
+	nil,                               // 63: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	nil,                               // 64: floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	nil,                               // 65: floe.plugin.v1.OffsetsReset.PositionsEntry
+	nil,                               // 66: floe.plugin.v1.FrontierResponse.PositionsEntry
+	nil,                               // 67: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 }
 var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
-	3,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
+	4,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
 	0,  // 1: floe.plugin.v1.Component.kind:type_name -> floe.plugin.v1.Kind
-	4,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
-	0,  // 3: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
-	56, // 4: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
-	7,  // 5: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
-	57, // 6: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	8,  // 7: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
-	58, // 8: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	59, // 9: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	60, // 10: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	9,  // 11: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	61, // 12: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
-	23, // 13: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
-	62, // 14: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	8,  // 15: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
-	63, // 16: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	31, // 17: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
-	64, // 18: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
-	65, // 19: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
-	9,  // 20: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	8,  // 21: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
-	39, // 22: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
-	41, // 23: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
-	10, // 24: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
-	41, // 25: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
-	44, // 26: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
-	66, // 27: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
-	49, // 28: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	51, // 29: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	51, // 30: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	49, // 31: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	1,  // 32: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	5,  // 33: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	11, // 34: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	13, // 35: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	15, // 36: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	54, // 37: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	17, // 38: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	19, // 39: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	21, // 40: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	24, // 41: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	26, // 42: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	28, // 43: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	54, // 44: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	30, // 45: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	33, // 46: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	35, // 47: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	37, // 48: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	40, // 49: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	43, // 50: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	54, // 51: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	46, // 52: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	48, // 53: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	52, // 54: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	54, // 55: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	2,  // 56: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	6,  // 57: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	12, // 58: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	14, // 59: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	16, // 60: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	55, // 61: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	18, // 62: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	20, // 63: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	22, // 64: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	25, // 65: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	27, // 66: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	29, // 67: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	55, // 68: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	32, // 69: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	34, // 70: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	36, // 71: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	38, // 72: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	42, // 73: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	45, // 74: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	55, // 75: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	47, // 76: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	50, // 77: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	53, // 78: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	55, // 79: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	56, // [56:80] is the sub-list for method output_type
-	32, // [32:56] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	5,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
+	1,  // 3: floe.plugin.v1.Component.capabilities:type_name -> floe.plugin.v1.Capability
+	0,  // 4: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
+	57, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
+	8,  // 6: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
+	58, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	9,  // 8: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
+	59, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	60, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	61, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	10, // 12: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	62, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
+	24, // 14: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
+	63, // 15: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	9,  // 16: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
+	64, // 17: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	32, // 18: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
+	65, // 19: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
+	66, // 20: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
+	10, // 21: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	9,  // 22: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
+	40, // 23: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
+	42, // 24: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
+	11, // 25: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
+	42, // 26: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
+	45, // 27: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
+	67, // 28: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	50, // 29: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	52, // 30: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	52, // 31: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	50, // 32: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	2,  // 33: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	6,  // 34: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	12, // 35: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	14, // 36: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	16, // 37: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	55, // 38: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	18, // 39: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	20, // 40: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	22, // 41: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	25, // 42: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	27, // 43: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	29, // 44: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	55, // 45: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	31, // 46: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	34, // 47: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	36, // 48: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	38, // 49: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	41, // 50: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	44, // 51: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	55, // 52: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	47, // 53: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	49, // 54: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	53, // 55: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	55, // 56: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	3,  // 57: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	7,  // 58: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	13, // 59: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	15, // 60: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	17, // 61: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	56, // 62: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	19, // 63: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	21, // 64: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	23, // 65: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	26, // 66: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	28, // 67: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	30, // 68: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	56, // 69: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	33, // 70: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	35, // 71: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	37, // 72: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	39, // 73: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	43, // 74: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	46, // 75: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	56, // 76: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	48, // 77: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	51, // 78: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	54, // 79: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	56, // 80: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	57, // [57:81] is the sub-list for method output_type
+	33, // [33:57] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
@@ -3938,7 +4020,7 @@ func file_floe_plugin_v1_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_plugin_v1_plugin_proto_rawDesc), len(file_floe_plugin_v1_plugin_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   6,

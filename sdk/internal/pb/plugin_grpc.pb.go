@@ -1,7 +1,11 @@
-// The floe plugin protocol, version 1.
+// The floe plugin protocol, version 2 (the go-plugin handshake's protocol
+// version; the message package stays floe.plugin.v1). Version 2 added
+// Component.capabilities: a version 1 plugin declares none, so a host of
+// version 2 refuses it at the handshake rather than silently never asking
+// it for its frontier.
 //
 // A plugin binary is started by the floe host through hashicorp/go-plugin
-// (magic cookie FLOE_PLUGIN, protocol version 1, gRPC, AutoMTLS). It serves
+// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC, AutoMTLS). It serves
 // the Describe service plus one service per plugin kind it implements. One
 // process hosts every task of one connector for that kind: each Open returns
 // a handle that later calls name.
@@ -18,7 +22,8 @@
 // SDK's sentinel errors also carry a google.rpc.ErrorInfo detail with domain
 // "floe.plugin.v1" and a reason: SCHEMA_REJECTED (code FAILED_PRECONDITION),
 // RECORD_TOO_LARGE (RESOURCE_EXHAUSTED), UNSUPPORTED (UNIMPLEMENTED; an
-// optional capability such as Sink.Frontier), END_OF_INPUT (OUT_OF_RANGE).
+// optional call the component does not declare in Component.capabilities),
+// END_OF_INPUT (OUT_OF_RANGE).
 // An invalid config is INVALID_ARGUMENT with a google.rpc.BadRequest detail
 // naming each bad key. Calls naming an unknown handle are NOT_FOUND.
 

@@ -1,5 +1,6 @@
-// Command protov2 is a test plugin that speaks the floe handshake with protocol
-// version 2, as a plugin built for a future floe would.
+// Command protov1 is a test plugin that speaks the floe handshake with protocol
+// version 1, as a plugin built before components declared their
+// capabilities would.
 package main
 
 import (
@@ -15,7 +16,7 @@ func main() {
 			MagicCookieKey:   "FLOE_PLUGIN",
 			MagicCookieValue: "deebbc6e8fe9924a6a79aadacb314fe5",
 		},
-		VersionedPlugins: map[int]plugin.PluginSet{2: {"describe": describe{}}},
+		VersionedPlugins: map[int]plugin.PluginSet{1: {"describe": describe{}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})
 }

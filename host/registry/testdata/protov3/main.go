@@ -1,0 +1,28 @@
+// Command protov3 is a test plugin that speaks the floe handshake with protocol
+// version 3, as a plugin built for a future floe would.
+package main
+
+import (
+	"context"
+
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+func main() {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: plugin.HandshakeConfig{
+			MagicCookieKey:   "FLOE_PLUGIN",
+			MagicCookieValue: "deebbc6e8fe9924a6a79aadacb314fe5",
+		},
+		VersionedPlugins: map[int]plugin.PluginSet{3: {"describe": describe{}}},
+		GRPCServer:       plugin.DefaultGRPCServer,
+	})
+}
+
+type describe struct{ plugin.NetRPCUnsupportedPlugin }
+
+func (describe) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error { return nil }
+func (describe) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, nil
+}
