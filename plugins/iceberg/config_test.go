@@ -140,7 +140,7 @@ func TestSpecDocumentsEveryKey(t *testing.T) {
 func TestOpenUnreachableCatalog(t *testing.T) {
 	cfg := map[string]string{keyTables: "db.t", keyCatalogType: "rest", keyCatalogURI: "http://127.0.0.1:1"}
 	_, err := Component().Sink.Open(context.Background(), sdk.SinkOpenRequest{Connector: "c", Config: sdk.NewConfig(cfg), Writers: 1})
-	if err == nil || !strings.Contains(err.Error(), "rest") {
-		t.Fatalf("err = %v", err)
+	if err == nil || !strings.Contains(err.Error(), "REST catalog at http://127.0.0.1:1") || !strings.Contains(err.Error(), keyCatalogURI) {
+		t.Fatalf("err = %v; want it to name %s and the REST catalog's address", err, keyCatalogURI)
 	}
 }
