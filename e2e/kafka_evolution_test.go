@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"math/big"
 	"path/filepath"
 	"strconv"
@@ -123,6 +124,23 @@ func (r evolutionRecord) avroValue() map[string]any {
 func TestKafkaAvroEvolutionExactlyOnce(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers)
+	kafkaEvolution(t, env, nil)
+}
+
+// TestLakeAvroEvolutionExactlyOnce is TestKafkaAvroEvolutionExactlyOnce
+// on the lake: the REST catalog (each evolution a REST schema update) and
+// files in S3, read back through the REST catalog and from S3.
+func TestLakeAvroEvolutionExactlyOnce(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry, harness.Readers, harness.LakeServices)
+	lake := env.Lake
+	kafkaEvolution(t, env, &lake)
+}
+
+// kafkaEvolution runs the evolution test on a Postgres catalog with a
+// local warehouse, or (lake set) on the lake's REST catalog and S3.
+func kafkaEvolution(t *testing.T, env harness.Env, lake *harness.Lake) {
+	t.Helper()
 	ctx := harness.Context(t, 12*time.Minute)
 	const partitions, n = 6, 12_000
 
@@ -164,6 +182,12 @@ func TestKafkaAvroEvolutionExactlyOnce(t *testing.T) {
 		"iceberg.catalog.uri":        env.PostgresURL,
 		"iceberg.catalog.warehouse":  "file://" + warehouse,
 	}}
+	ref := harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: "file://" + warehouse, Name: table}
+	var inLake harness.Lake
+	if lake != nil {
+		maps.Copy(conn.Config, lake.RESTCatalogKeys())
+		ref, inLake = lake.RESTTable(table), *lake
+	}
 	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
 	f.WaitStatus(ctx, name, "connector RUNNING", false, harness.ConnectorStatus.Running)
 
@@ -211,7 +235,6 @@ func TestKafkaAvroEvolutionExactlyOnce(t *testing.T) {
 	for _, end := range ends {
 		offsets += end * (end - 1) / 2
 	}
-	ref := harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: "file://" + warehouse, Name: table}
 	py := readBoth(t, env, ref, harness.ReadOptions{
 		ChecksumCols: []string{"id", "amount", "name", "_source_offset"},
 		DistinctCols: []string{"_source_partition", "_source_offset"},
@@ -230,7 +253,7 @@ func TestKafkaAvroEvolutionExactlyOnce(t *testing.T) {
 	})
 
 	// The final schema, from the table's metadata.
-	md := harness.LoadMetadata(t, py.Metadata)
+	md := harness.LoadMetadataIn(t, inLake, py.Metadata)
 	schema, err := md.CurrentSchema()
 	if err != nil {
 		t.Fatal(err)
