@@ -8,8 +8,12 @@ import (
 	"time"
 )
 
-// Config is a connector's config as one component sees it: every key of the
-// connector, with the component's defaults filled in. Before Open, the SDK
+// Config is a connector's config as one component sees it: the keys of the
+// connector that the component's [Spec] declares (exactly or by a prefix
+// field) plus floe.data.dir, with the component's defaults filled in. The
+// host hands a plugin nothing else, so a component that reads another
+// component's key declares it too; a key the host owns arrives only when
+// the spec names it exactly. Before Open, the SDK
 // validated it against the component's [Spec] (types, choices, the fields'
 // checks and the spec's own), so a plugin reads it without checking again.
 //

@@ -14,8 +14,9 @@ type Partitioner interface {
 // PartitionerOpenRequest carries what a partitioner needs.
 type PartitionerOpenRequest struct {
 	Connector string
-	// Config holds every key of the connector, with defaults applied, so a
-	// partitioner can read the sink's partition spec too.
+	// Config holds the keys the component's spec declares, with defaults
+	// applied (see [Config]); a partitioner that reads the sink's
+	// partition spec declares those keys too.
 	Config  Config
 	Writers int
 	Logger  *slog.Logger

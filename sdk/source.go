@@ -19,7 +19,8 @@ type SourceOpenRequest struct {
 	// Task is this task's index in [0, Tasks).
 	Task  int
 	Tasks int
-	// Config holds every key of the connector, with defaults applied.
+	// Config holds the keys the component's spec declares, with defaults
+	// applied (see [Config]).
 	Config Config
 	// Host answers the task's questions to floe (start positions, schema
 	// admission, dead letters). It stays valid until Close returns.

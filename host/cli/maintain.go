@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 	"time"
 
@@ -110,6 +109,10 @@ func (a *App) runMaintain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	entry, err := reg.Lookup(sdk.KindMaintenance, component)
+	if err != nil {
+		return fmt.Errorf("start maintenance plugin %s: %w", component, err)
+	}
 	lim := settings.Processes[sdk.KindMaintenance]
 	proc, err := worker.FromRegistry(reg).Start(ctx, sdk.KindMaintenance, component, client.StartOptions{
 		Env: lim.Env(), Nice: lim.Nice,
@@ -120,9 +123,7 @@ func (a *App) runMaintain(ctx context.Context, args []string) error {
 	}
 	defer proc.Kill()
 
-	config := maps.Clone(c.Config)
-	config[runtime.KeyName] = c.Name
-	config[runtime.KeyDataDir] = dataDir
+	config := runtime.PluginConfig(entry.Component.Fields, c.Config, dataDir)
 	task, err := proc.OpenMaintenance(ctx, client.MaintenanceOpen{Component: component, Connector: c.Name, Config: config})
 	if err != nil {
 		return fmt.Errorf("open maintenance of connector %s: %w", c.Name, err)

@@ -35,9 +35,11 @@ type Options struct {
 	Name string
 	// Config is the connector's validated config, as the user wrote it.
 	Config map[string]string
-	// Components names the component of each kind, aliases resolved.
+	// Components holds the component of each kind as the registry
+	// describes it: its canonical name (aliases resolved) and its spec's
+	// fields, which decide the keys its plugin receives ([PluginConfig]).
 	// Source, partitioner and sink are required; maintenance is optional.
-	Components map[sdk.Kind]string
+	Components map[sdk.Kind]client.Component
 	// DataDir is the worker's data.dir, given to plugins as floe.data.dir.
 	DataDir  string
 	Plugins  Plugins
@@ -178,7 +180,7 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 		return nil, errors.New("runtime: connector without a name")
 	}
 	for _, k := range []sdk.Kind{sdk.KindSource, sdk.KindPartitioner, sdk.KindSink} {
-		if opts.Components[k] == "" {
+		if opts.Components[k].Name == "" {
 			return nil, fmt.Errorf("runtime: connector %s: no %s component", opts.Name, k)
 		}
 	}
@@ -227,7 +229,7 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 		}
 	}
 	for _, k := range sdk.AllKinds() {
-		if comp := opts.Components[k]; comp != "" {
+		if comp := opts.Components[k].Name; comp != "" {
 			c.roles[k] = newRole(c, k, comp)
 		}
 	}
@@ -363,7 +365,7 @@ func (c *Connector) Status() Status {
 		Tasks:    slices.Clone(c.tasks),
 		Progress: c.progress.snapshot(),
 	}
-	if c.opts.Components[sdk.KindMaintenance] != "" {
+	if c.opts.Components[sdk.KindMaintenance].Name != "" {
 		m := c.maintLog.summary()
 		if c.maintErr != nil {
 			m.Error = c.maintErr.Error()
@@ -511,7 +513,7 @@ func (c *Connector) noteTopic(ctx context.Context, p string) {
 func (c *Connector) Tables(ctx context.Context) (st sdk.MaintenanceStatus, fromMaintenance bool, err error) {
 	c.mu.Lock()
 	m, merr := c.maint, c.maintErr
-	hasMaint := c.opts.Components[sdk.KindMaintenance] != ""
+	hasMaint := c.opts.Components[sdk.KindMaintenance].Name != ""
 	var tables []sdk.TableHealth
 	for name, t := range c.tables {
 		tables = append(tables, sdk.TableHealth{Table: name, Records: t.records, DataFiles: t.files, LastCommit: t.lastCommit})
@@ -579,16 +581,10 @@ func (c *Connector) noteTableCommits(tcs []sdk.TableCommit, at time.Time) {
 	}
 }
 
-// pluginConfig is the config every plugin sees: the connector's keys plus
-// floe.data.dir.
-func (c *Connector) pluginConfig() map[string]string {
-	cfg := maps.Clone(c.opts.Config)
-	if cfg == nil {
-		cfg = map[string]string{}
-	}
-	cfg[KeyName] = c.opts.Name
-	cfg[KeyDataDir] = c.opts.DataDir
-	return cfg
+// pluginConfig is the config the plugin of kind receives: the keys its
+// component declares, plus floe.data.dir (see [PluginConfig]).
+func (c *Connector) pluginConfig(k sdk.Kind) map[string]string {
+	return PluginConfig(c.opts.Components[k].Fields, c.opts.Config, c.opts.DataDir)
 }
 
 // closeCtx returns a context for closing things: it survives the end of
@@ -728,11 +724,11 @@ var errSinkLost = errors.New("sink process lost")
 // taskConfig returns the source open request of task i.
 func (c *Connector) sourceOpen(i int, host client.SourceHost) client.SourceOpen {
 	return client.SourceOpen{
-		Component: c.opts.Components[sdk.KindSource],
+		Component: c.opts.Components[sdk.KindSource].Name,
 		Connector: c.opts.Name,
 		Task:      i,
 		Tasks:     c.settings.Tasks,
-		Config:    c.pluginConfig(),
+		Config:    c.pluginConfig(sdk.KindSource),
 		Host:      host,
 	}
 }

@@ -45,9 +45,13 @@ func newEnv(t *testing.T, src *fakeSourceCfg, cfg map[string]string) *testEnv {
 	if os.Getenv("FLOE_TEST_LOG") != "" {
 		logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
 	}
-	comps := map[sdk.Kind]string{sdk.KindSource: "fake-source", sdk.KindPartitioner: "fake-part", sdk.KindSink: "fake-sink"}
+	comps := map[sdk.Kind]client.Component{
+		sdk.KindSource:      {Kind: sdk.KindSource, Name: "fake-source"},
+		sdk.KindPartitioner: {Kind: sdk.KindPartitioner, Name: "fake-part"},
+		sdk.KindSink:        {Kind: sdk.KindSink, Name: "fake-sink"},
+	}
 	if m := conf["maintenance"]; m != "" {
-		comps[sdk.KindMaintenance] = m
+		comps[sdk.KindMaintenance] = client.Component{Kind: sdk.KindMaintenance, Name: m}
 	}
 	return &testEnv{t: t, fp: fp, store: st, opts: Options{
 		Name: "c", Config: conf, Components: comps,

@@ -19,7 +19,7 @@ import (
 // Only opts' Name, Config, Components, DataDir, Plugins, Offsets and
 // Logger are used.
 func ReadFrontier(ctx context.Context, opts Options) (sdk.Frontier, error) {
-	comp := opts.Components[sdk.KindSink]
+	comp := opts.Components[sdk.KindSink].Name
 	if comp == "" {
 		return sdk.Frontier{}, fmt.Errorf("connector %s: no sink component", opts.Name)
 	}
@@ -37,12 +37,7 @@ func ReadFrontier(ctx context.Context, opts Options) (sdk.Frontier, error) {
 		return sdk.Frontier{}, fmt.Errorf("connector %s: start the sink to read its frontier: %w", opts.Name, err)
 	}
 	defer proc.Kill()
-	cfg := map[string]string{}
-	for k, v := range opts.Config {
-		cfg[k] = v
-	}
-	cfg[KeyName] = opts.Name
-	cfg[KeyDataDir] = opts.DataDir
+	cfg := PluginConfig(opts.Components[sdk.KindSink].Fields, opts.Config, opts.DataDir)
 	sink, err := proc.OpenSink(ctx, client.SinkOpen{Component: comp, Connector: opts.Name, Config: cfg, Writers: set.Tasks})
 	if err != nil {
 		return sdk.Frontier{}, fmt.Errorf("connector %s: open the sink to read its frontier: %w", opts.Name, err)

@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -27,6 +30,7 @@ var pluginPackages = []string{
 	"plugins/datagen/cmd/floe-plugin-datagen",
 	"plugins/partitioners/cmd/floe-plugin-partitioners",
 	"plugins/iceberg/cmd/floe-plugin-iceberg",
+	"host/runtime/testdata/keyprobe", // built as floe-plugin-keyprobe
 }
 
 var (
@@ -59,7 +63,8 @@ func buildPlugins(t *testing.T) string {
 		}
 		buildDir = dir
 		for _, p := range pluginPackages {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, filepath.Base(p)), "./"+p)
+			bin := registry.Prefix + strings.TrimPrefix(filepath.Base(p), registry.Prefix)
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, bin), "./"+p)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
 				buildErr = "go build ./" + p + ": " + err.Error() + "\n" + string(out)
@@ -89,6 +94,20 @@ func (p registryPlugins) Start(ctx context.Context, kind sdk.Kind, name string, 
 	return WrapProcess(proc), nil
 }
 
+// lookupComponents finds each kind's component in the registry.
+func lookupComponents(t *testing.T, reg *registry.Registry, names map[sdk.Kind]string) map[sdk.Kind]client.Component {
+	t.Helper()
+	comps := map[sdk.Kind]client.Component{}
+	for kind, name := range names {
+		e, err := reg.Lookup(kind, name)
+		if err != nil {
+			t.Fatalf("lookup: %v", err)
+		}
+		comps[kind] = e.Component
+	}
+	return comps
+}
+
 func TestIntegrationDatagenToIceberg(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the test that builds and runs the real plugins")
@@ -100,14 +119,7 @@ func TestIntegrationDatagenToIceberg(t *testing.T) {
 	for _, p := range problems {
 		t.Fatalf("plugin scan: %v", p)
 	}
-	comps := map[sdk.Kind]string{}
-	for kind, name := range map[sdk.Kind]string{sdk.KindSource: "datagen", sdk.KindPartitioner: "hash", sdk.KindSink: "iceberg"} {
-		e, err := reg.Lookup(kind, name)
-		if err != nil {
-			t.Fatalf("lookup: %v", err)
-		}
-		comps[kind] = e.Component.Name
-	}
+	comps := lookupComponents(t, reg, map[sdk.Kind]string{sdk.KindSource: "datagen", sdk.KindPartitioner: "hash", sdk.KindSink: "iceberg"})
 	dataDir := t.TempDir()
 	st, err := store.OpenLocal(dataDir)
 	if err != nil {
@@ -212,7 +224,7 @@ func TestIntegrationSinkKilled(t *testing.T) {
 			"tasks.max": "2", "commit.interval.ms": "200", "datagen.count": "40000", "datagen.rate": "20000",
 			"datagen.partitions": "3", "iceberg.tables": "demo.kill", "plugin.restart.backoff.ms": "100",
 		},
-		Components: map[sdk.Kind]string{sdk.KindSource: "datagen", sdk.KindPartitioner: "hash", sdk.KindSink: "iceberg"},
+		Components: lookupComponents(t, reg, map[sdk.Kind]string{sdk.KindSource: "datagen", sdk.KindPartitioner: "hash", sdk.KindSink: "iceberg"}),
 		DataDir:    dataDir, Plugins: registryPlugins{reg}, Offsets: st, Statuses: st,
 	}
 	c, err := Start(ctx, opts)
@@ -264,5 +276,88 @@ func TestIntegrationSinkKilled(t *testing.T) {
 	}
 	if sum != total {
 		t.Fatalf("frontier %+v sums to %d", fr.Positions, sum)
+	}
+}
+
+// TestPluginsReceiveOnlyTheirKeys runs a connector of keyprobe components
+// (real plugin processes, which record the keys they were given) with a
+// config holding every component's keys, secrets among them: each plugin
+// must receive exactly the keys its spec declares, plus floe.data.dir;
+// the source's kafka.sasl.password reaches neither the partitioner nor
+// the sink, the sink's catalog password not the source, and the host's
+// keys only the component that names one exactly.
+func TestPluginsReceiveOnlyTheirKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the test that builds and runs the real plugins")
+	}
+	dir := buildPlugins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	reg, problems := registry.Scan(ctx, []string{dir}, "", nil)
+	if len(problems) > 0 {
+		t.Fatalf("plugin scan: %v", problems)
+	}
+	dataDir := t.TempDir()
+	st, err := store.OpenLocal(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{
+		Name: "keys",
+		Config: map[string]string{
+			"name": "keys", "connector.class": "probe-sink", "source": "probe-source",
+			"partitioner": "probe-partitioner", "maintenance": "probe-maintenance",
+			"tasks.max": "1", "commit.interval.ms": "60000",
+			"errors.tolerance": "all", "errors.log.enable": "true",
+			"kafka.bootstrap.servers": "127.0.0.1:1", "kafka.sasl.password": "source-secret", "kafka.client.id": "k",
+			"probe.fields":   "id",
+			"iceberg.tables": "a.b", "iceberg.catalog.jdbc.password": "catalog-secret", "iceberg.catalog.uri": "postgres://x/y",
+		},
+		Components: lookupComponents(t, reg, map[sdk.Kind]string{
+			sdk.KindSource: "probe-source", sdk.KindPartitioner: "probe-partitioner",
+			sdk.KindSink: "probe-sink", sdk.KindMaintenance: "probe-maintenance",
+		}),
+		DataDir: dataDir, Plugins: registryPlugins{reg}, Offsets: st, Statuses: st,
+	}
+	c, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop(ctx) }()
+
+	want := map[string][]string{
+		"source":      {"floe.data.dir", "kafka.bootstrap.servers", "kafka.client.id", "kafka.sasl.password"},
+		"partitioner": {"floe.data.dir", "probe.fields"},
+		"sink":        {"floe.data.dir", "iceberg.catalog.jdbc.password", "iceberg.catalog.uri", "iceberg.tables"},
+		"maintenance": {"commit.interval.ms", "floe.data.dir"},
+	}
+	for kind, keys := range want {
+		// The SDK runs the spec's check before Open: both see the same.
+		for _, file := range []string{kind, "validate-" + kind} {
+			got := waitKeys(t, ctx, filepath.Join(dataDir, "keys", file+".json"), c)
+			if !slices.Equal(got, keys) {
+				t.Errorf("%s received %v, want %v", file, got, keys)
+			}
+		}
+	}
+}
+
+// waitKeys waits for a keyprobe record and returns its keys.
+func waitKeys(t *testing.T, ctx context.Context, path string, c *Connector) []string {
+	t.Helper()
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			var keys []string
+			if err := json.Unmarshal(b, &keys); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			return keys
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never written: %v; connector status %+v", path, err, c.Status())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

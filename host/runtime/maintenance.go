@@ -35,7 +35,7 @@ func (c *Connector) maintain(ctx context.Context, r *role) {
 		}
 		gen = g
 		t, err := proc.OpenMaintenance(ctx, client.MaintenanceOpen{
-			Component: r.component, Connector: c.opts.Name, Config: c.pluginConfig(),
+			Component: r.component, Connector: c.opts.Name, Config: c.pluginConfig(sdk.KindMaintenance),
 		})
 		if err != nil {
 			if ctx.Err() != nil {

@@ -56,7 +56,7 @@ func (h *partitionerHolder) openLocked(ctx context.Context, after int) error {
 		t, err := proc.OpenPartitioner(ctx, client.PartitionerOpen{
 			Component: r.component,
 			Connector: h.c.opts.Name,
-			Config:    h.c.pluginConfig(),
+			Config:    h.c.pluginConfig(sdk.KindPartitioner),
 			Writers:   h.c.settings.Tasks,
 		})
 		if err != nil {

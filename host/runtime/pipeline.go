@@ -198,7 +198,7 @@ func (s *session) deadLetterRejected(task int, b client.Batch, rejected []sdk.Re
 	}
 	ctx, cancel := s.c.closeCtx(s.ctx)
 	defer cancel()
-	err := s.c.dlq.Report(ctx, dlq.Origin{Connector: s.c.opts.Name, Task: task, Component: s.c.opts.Components[sdk.KindSink]}, letters)
+	err := s.c.dlq.Report(ctx, dlq.Origin{Connector: s.c.opts.Name, Task: task, Component: s.c.opts.Components[sdk.KindSink].Name}, letters)
 	if err != nil {
 		return err
 	}

@@ -83,9 +83,9 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 	}
 	hasOverride := reset != nil
 	sink, err := proc.OpenSink(ctx, client.SinkOpen{
-		Component:    c.opts.Components[sdk.KindSink],
+		Component:    c.opts.Components[sdk.KindSink].Name,
 		Connector:    name,
-		Config:       c.pluginConfig(),
+		Config:       c.pluginConfig(sdk.KindSink),
 		Writers:      c.settings.Tasks,
 		OffsetsReset: reset,
 	})

@@ -64,7 +64,7 @@ func (h *sourceHost) DeadLetter(ctx context.Context, records []sdk.DeadLetter) e
 	c := h.s.c
 	rctx, cancel := answerContext(ctx)
 	defer cancel()
-	err := c.dlq.Report(rctx, dlq.Origin{Connector: c.opts.Name, Task: h.r.idx, Component: c.opts.Components[sdk.KindSource]}, records)
+	err := c.dlq.Report(rctx, dlq.Origin{Connector: c.opts.Name, Task: h.r.idx, Component: c.opts.Components[sdk.KindSource].Name}, records)
 	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
 		c.logger.Debug("dead-letter queue not ready within the source's Read; ending the Read so the source retries", "task", h.r.idx, "error", err)
 		h.r.endCurrentRead()

@@ -2,9 +2,11 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +145,69 @@ func TestIntegrationRealPlugins(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("no end of input after resume: %+v", st)
 		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TestValidateSendsEachPluginItsKeys: config/validate runs each
+// component's validation in its plugin process with the config that
+// plugin would run with: the keys its spec declares, plus floe.data.dir.
+// The keyprobe plugin (host/runtime/testdata) records what each check saw.
+func TestValidateSendsEachPluginItsKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the test that builds and runs a plugin")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go tool is not on PATH: cannot build the plugin binary")
+	}
+	bin := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(bin, registry.Prefix+"keyprobe"), "../runtime/testdata/keyprobe")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build keyprobe: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	reg, problems := registry.Scan(ctx, []string{bin}, "", nil)
+	if len(problems) > 0 {
+		t.Fatalf("plugin scan: %v", problems)
+	}
+	dataDir := t.TempDir()
+	w, err := New(ctx, Config{DataDir: dataDir, WorkerID: "it"}, Deps{Plugins: FromRegistry(reg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close(ctx) }()
+	infos, err := w.Validate(ctx, "probe-sink", map[string]string{
+		"name": "keys", "connector.class": "probe-sink", "source": "probe-source",
+		"partitioner": "probe-partitioner", "maintenance": "probe-maintenance",
+		"commit.interval.ms": "1000", "errors.tolerance": "all",
+		"kafka.bootstrap.servers": "127.0.0.1:1", "kafka.sasl.password": "source-secret",
+		"probe.fields": "id", "iceberg.tables": "a.b", "iceberg.catalog.jdbc.password": "catalog-secret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos.ErrorCount != 0 {
+		t.Fatalf("validation errors: %v", (&ValidationError{Infos: infos}).Error())
+	}
+	want := map[string][]string{
+		"source":      {"floe.data.dir", "kafka.bootstrap.servers", "kafka.sasl.password"},
+		"partitioner": {"floe.data.dir", "probe.fields"},
+		"sink":        {"floe.data.dir", "iceberg.catalog.jdbc.password", "iceberg.tables"},
+		"maintenance": {"commit.interval.ms", "floe.data.dir"},
+	}
+	for kind, keys := range want {
+		path := filepath.Join(dataDir, "keys", "validate-"+kind+".json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("the %s plugin's check did not run: %v", kind, err)
+		}
+		var got []string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, keys) {
+			t.Errorf("the %s plugin validated %v, want %v", kind, got, keys)
 		}
 	}
 }

@@ -83,7 +83,7 @@ const kafkaSource = "kafka"
 // position.
 func (w *Worker) kafkaShaped(c *conn) bool {
 	c.mu.Lock()
-	name := c.comps[sdk.KindSource]
+	name := c.comps[sdk.KindSource].Name
 	if name == "" {
 		name = strings.TrimSpace(c.config[runtime.KeySource])
 	}

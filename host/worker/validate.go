@@ -17,8 +17,8 @@ import (
 // validation is the outcome of validating one connector config.
 type validation struct {
 	infos ConfigInfos
-	// comps holds the canonical name of each component found.
-	comps map[sdk.Kind]string
+	// comps holds each component found, as the registry describes it.
+	comps map[sdk.Kind]client.Component
 	// secrets holds the keys declared PASSWORD (or secret) by a spec.
 	secrets map[string]bool
 }
@@ -53,6 +53,17 @@ func (s specSet) lookup(key string) (sdk.Field, bool) {
 		}
 	}
 	return sdk.Field{}, false
+}
+
+// byOwnership lists the components in the order their declarations win
+// in ConfigInfos: the source and the sink own the connector's keys, and
+// the partitioner and maintenance declare some of the sink's again (the
+// keys they read), which must show as the sink documents them.
+func (s specSet) byOwnership() []compSpec {
+	rank := map[sdk.Kind]int{sdk.KindSource: 0, sdk.KindSink: 1, sdk.KindPartitioner: 2, sdk.KindMaintenance: 3}
+	out := slices.Clone(s.comps)
+	slices.SortStableFunc(out, func(a, b compSpec) int { return rank[a.kind] - rank[b.kind] })
+	return out
 }
 
 func (s specSet) specs() []sdk.Spec {
@@ -131,14 +142,14 @@ func (w *Worker) validate(ctx context.Context, config map[string]string) validat
 func (w *Worker) validateWith(ctx context.Context, config map[string]string, probe bool) validation {
 	all := w.plugins.Components()
 	set, problems := resolveSpecs(all, config)
-	v := validation{comps: map[sdk.Kind]string{}, secrets: map[string]bool{}}
+	v := validation{comps: map[sdk.Kind]client.Component{}, secrets: map[string]bool{}}
 	for _, c := range set.comps {
-		v.comps[c.kind] = c.comp.Name
+		v.comps[c.kind] = c.comp
 	}
 
 	b := newInfosBuilder(config, set)
 	b.addFields(set.host.Fields(), "")
-	for _, c := range set.comps {
+	for _, c := range set.byOwnership() {
 		b.addFields(c.comp.Fields, c.comp.Name)
 	}
 	for key, msg := range problems {
@@ -181,11 +192,10 @@ func (w *Worker) validateWith(ctx context.Context, config map[string]string, pro
 
 // validateInPlugins runs each component's own validation in its plugin
 // process, all at once, each call bounded by validateTimeout; with probe,
-// the components' probes run too. A plugin that cannot start or answer
-// in time is an error on the key naming its component.
+// the components' probes run too. Each plugin sees the config it would
+// run with (runtime.PluginConfig). A plugin that cannot start or answer in
+// time is an error on the key naming its component.
 func (w *Worker) validateInPlugins(ctx context.Context, set specSet, config map[string]string, probe bool) map[string][]string {
-	cfg := maps.Clone(config)
-	cfg[runtime.KeyDataDir] = w.cfg.DataDir
 	var mu sync.Mutex
 	out := map[string][]string{}
 	add := func(key, msg string) {
@@ -204,6 +214,8 @@ func (w *Worker) validateInPlugins(ctx context.Context, set specSet, config map[
 				return
 			}
 			defer proc.Kill()
+			// A plugin validates what it would run with: its own keys.
+			cfg := runtime.PluginConfig(c.comp.Fields, config, w.cfg.DataDir)
 			vctx, cancel := context.WithTimeout(ctx, validateTimeout)
 			defer cancel()
 			var errs []sdk.ConfigError

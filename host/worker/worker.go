@@ -17,6 +17,7 @@ import (
 	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/host/store"
 	"github.com/floehq/floe/sdk"
+	"github.com/floehq/floe/sdk/client"
 )
 
 // Hidden is what Connector and Tasks show instead of the value of a key a
@@ -74,7 +75,7 @@ type conn struct {
 	config  map[string]string // as stored, secrets included
 	target  store.TargetState
 	secrets map[string]bool
-	comps   map[sdk.Kind]string
+	comps   map[sdk.Kind]client.Component
 	rt      *runtime.Connector // nil while STOPPED or when the start failed
 	failure string             // why the connector could not start
 	deleted bool

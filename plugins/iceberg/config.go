@@ -116,6 +116,7 @@ func Spec() sdk.Spec {
 			Describe("Longest wait between commit attempts (milliseconds or a Go duration).").
 			Default("5000").InGroup(gCommit),
 	)
+	fields = append(fields, sourceFields()...)
 	return sdk.NewSpec(fields...).WithCheck(checkSettings).WithProbe(probeCatalog).WithProbe(probeEvolution)
 }
 

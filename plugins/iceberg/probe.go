@@ -17,8 +17,8 @@ import (
 )
 
 // The kafka source's keys the probe reads (plugins/kafka/config.go; a
-// plugin imports no other plugin). The connector's config holds every
-// component's keys.
+// plugin imports no other plugin). A plugin receives only the keys its
+// spec declares, so sourceFields declares them for the sink too.
 const (
 	keyTopics             = "topics"
 	keyTopicsRegex        = "topics.regex"
@@ -48,6 +48,27 @@ func probeCatalog(ctx context.Context, cfg sdk.Config) error {
 	}
 	_ = closeCat()
 	return lake.CheckWarehouse(ctx, s.catalog)
+}
+
+// sourceFields declares the source's keys the probe reads. The kafka
+// source owns and checks them; here they only travel to the sink.
+func sourceFields() []*sdk.Field {
+	const g = "Schema evolution probe (the source's keys)"
+	borrowed := func(f *sdk.Field, what string) *sdk.Field {
+		return f.Describe("The source's " + what + ", read by config/validate's schema-evolution probe.").InGroup(g).Rank(sdk.Low)
+	}
+	return []*sdk.Field{
+		borrowed(sdk.List(keyTopics), "topics"),
+		borrowed(sdk.String(keyTopicsRegex), "topic pattern"),
+		borrowed(sdk.String(keyRegistryURL), "Schema Registry URL"),
+		borrowed(sdk.Password(keyRegistryUserInfo), "Schema Registry credentials (user:password)"),
+		borrowed(sdk.String(keyRegistryCALocation), "Schema Registry CA file"),
+		borrowed(sdk.String(keyRegistryTruststore), "Schema Registry truststore"),
+		borrowed(sdk.String(keyRegistryCert), "Schema Registry client certificate"),
+		borrowed(sdk.String(keyRegistryKey), "Schema Registry client key"),
+		borrowed(sdk.String(keyRegistryTimeout), "Schema Registry request timeout"),
+		borrowed(sdk.String(keySubjectStrategy), "subject name strategy"),
+	}
 }
 
 // probeEvolution is the sink's probe (config/validate only): it checks

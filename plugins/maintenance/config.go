@@ -73,7 +73,9 @@ const (
 	keyMetadataRetainLast = "maintenance.delete-metadata-files.retain-last"
 )
 
-// Keys of the sink and the host this plugin reads (declared by them).
+// Keys of the sink and the host this plugin reads. A plugin receives only
+// the keys its spec declares, so borrowedFields declares them here too;
+// the sink and the host own and document them.
 const (
 	keyIcebergTables  = "iceberg.tables"
 	keyDynamic        = "iceberg.tables.dynamic-enabled"
@@ -208,7 +210,31 @@ func Spec() sdk.Spec {
 			Describe("metadata.json versions kept besides the current one. Empty means the table's write.metadata.previous-versions-max (100). Older versions of the table's metadata folder are deleted; versions written after the task looked at the table are never touched.").
 			Min(1).InGroup(taskMetadataFiles),
 	)
+	fields = append(fields, borrowedFields()...)
 	return sdk.NewSpec(fields...)
+}
+
+// borrowedFields declares the sink's and the host's keys the plugin reads:
+// the catalog (the sink's, so both open the same one), the sink's tables,
+// and the commit interval the poll interval follows.
+func borrowedFields() []*sdk.Field {
+	const g = "Read from the sink and the host"
+	fields := lake.CatalogFields(g)
+	for _, f := range fields {
+		f.Rank(sdk.Low)
+	}
+	return append(fields,
+		sdk.List(keyIcebergTables).
+			Describe("The sink's tables: the tables looked after when "+keyTables+" is empty.").InGroup(g).Rank(sdk.Low),
+		sdk.Bool(keyDynamic).
+			Describe("The sink's dynamic routing: with it, the tables the connector wrote to are looked after too.").
+			Default("false").InGroup(g).Rank(sdk.Low),
+		sdk.Duration(keyCommitInterval).
+			Describe("The host's checkpoint interval: the poll interval follows it when "+keyPollInterval+" is empty.").
+			InGroup(g).Rank(sdk.Low),
+		sdk.Duration(keyCommitIntervalAlt).
+			Describe("The host's alias of "+keyCommitInterval+".").InGroup(g).Rank(sdk.Low),
+	)
 }
 
 func taskFields(task string) []*sdk.Field {

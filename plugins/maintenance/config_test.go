@@ -45,9 +45,14 @@ func TestConfigDefaults(t *testing.T) {
 	if got := s.targetSize(nil); got != 128<<20 {
 		t.Errorf("default target: %d", got)
 	}
-	// Every key has docs.
+	// Every key has docs; the plugin's own start with maintenance., the
+	// others are the sink's and the host's it reads (borrowedFields).
+	borrowed := map[string]bool{}
+	for _, f := range borrowedFields() {
+		borrowed[f.Name] = true
+	}
 	for _, f := range Spec().Fields() {
-		if f.Doc == "" || !strings.HasPrefix(f.Name, prefix) {
+		if f.Doc == "" || !strings.HasPrefix(f.Name, prefix) && !borrowed[f.Name] {
 			t.Errorf("key %q: doc %q", f.Name, f.Doc)
 		}
 	}

@@ -15,7 +15,7 @@ func Components() []sdk.Component {
 			Version: Version,
 			Summary: "Each record to the writer its key hashes to: by default the sink table's partition values, " +
 				"so each table partition is written by one writer and makes few files.",
-			Spec:         sdk.NewSpec(fieldsField()),
+			Spec:         sdk.NewSpec(append([]*sdk.Field{fieldsField()}, sinkFields()...)...),
 			Capabilities: []sdk.Capability{sdk.CapabilityLoad},
 			Partitioner:  hashPartitioner{},
 		},

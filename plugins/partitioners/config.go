@@ -56,7 +56,29 @@ func fieldsField() *sdk.Field {
 
 // skewSpec is the skew-aware component's spec.
 func skewSpec() sdk.Spec {
-	return sdk.NewSpec(append([]*sdk.Field{fieldsField()}, skewFields()...)...)
+	return sdk.NewSpec(append(append([]*sdk.Field{fieldsField()}, sinkFields()...), skewFields()...)...)
+}
+
+// sinkFields declares the sink's keys the hash partitioners read to hash
+// by the table's partition spec (see partitionBy). A plugin receives only
+// the keys its spec declares, so they are declared here too; the sink
+// owns and documents them.
+func sinkFields() []*sdk.Field {
+	return []*sdk.Field{
+		sdk.List(keyTables).
+			Describe("The sink's tables (declared by the iceberg sink): with one table, its own partition spec " +
+				"(iceberg.table.<table>.partition-by) applies.").
+			InGroup(groupPartitioner).Rank(sdk.Low),
+		sdk.String(keyDefaultPartitionBy).
+			Describe("The sink's partition spec of created tables (declared by the iceberg sink): the default key " +
+				"when partitioner.fields is unset.").
+			InGroup(groupPartitioner).Rank(sdk.Low).
+			Check(func(v string) error { _, err := parsePartitionBy(v); return err }),
+		sdk.Prefix(prefixTable).
+			Describe("The sink's per-table settings (declared by the iceberg sink); " +
+				"iceberg.table.<table>.partition-by is read.").
+			InGroup(groupPartitioner).Rank(sdk.Low),
+	}
 }
 
 func skewFields() []*sdk.Field {

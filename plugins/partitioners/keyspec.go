@@ -11,10 +11,12 @@ import (
 	"github.com/floehq/floe/sdk"
 )
 
-// Config keys the partitioners read but do not declare: the sink owns them.
+// The sink's config keys the hash partitioners read (declared by
+// sinkFields too, so the host hands them over).
 const (
 	keyTables             = "iceberg.tables"
 	keyDefaultPartitionBy = "iceberg.tables.default-partition-by"
+	prefixTable           = "iceberg.table."
 )
 
 // keyTerm is one part of the key a record is hashed by: a column (or a
@@ -92,7 +94,7 @@ func keySpecFrom(cfg sdk.Config) (keySpec, error) {
 // otherwise the default for created tables applies.
 func partitionBy(cfg sdk.Config) (key, spec string) {
 	if tables := cfg.List(keyTables); len(tables) == 1 {
-		key = "iceberg.table." + tables[0] + ".partition-by"
+		key = prefixTable + tables[0] + ".partition-by"
 		if spec = strings.TrimSpace(cfg.String(key)); spec != "" {
 			return key, spec
 		}
