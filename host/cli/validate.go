@@ -12,6 +12,7 @@ import (
 	"github.com/floehq/floe/host/rest"
 	"github.com/floehq/floe/host/standalone"
 	"github.com/floehq/floe/host/worker"
+	"github.com/floehq/floe/sdk"
 )
 
 type validateOpts struct {
@@ -144,7 +145,7 @@ func printValidation(a *App, c standalone.Connector, infos worker.ConfigInfos) e
 	// entry of their own in the answer.
 	for _, k := range slices.Sorted(maps.Keys(c.Config)) {
 		if !shown[k] {
-			p.printf("  ✓ %s = %q\n", k, rest.Redact(k, c.Config[k]))
+			p.printf("  ✓ %s = %q\n", k, sdk.RedactValue(k, c.Config[k]))
 		}
 	}
 	return p.err
@@ -157,5 +158,5 @@ func shownValue(ci worker.ConfigInfo) string {
 	case ci.Value.Value == nil:
 		return ""
 	}
-	return fmt.Sprintf(" = %q", rest.Redact(ci.Value.Name, *ci.Value.Value))
+	return fmt.Sprintf(" = %q", sdk.RedactValue(ci.Value.Name, *ci.Value.Value))
 }

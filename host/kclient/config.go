@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/floehq/floe/sdk"
 )
 
 // Worker config keys this package reads (Kafka Connect's distributed
@@ -143,17 +145,9 @@ func (c Config) String() string {
 }
 
 // IsSecret reports whether the value of librdkafka setting key must not be
-// shown: passwords, secrets, private keys, JAAS and OAuth configs.
-func IsSecret(key string) bool {
-	k := strings.ToLower(key)
-	switch {
-	case strings.Contains(k, "password"), strings.Contains(k, "secret"),
-		strings.Contains(k, "jaas"), k == "ssl.key.pem", k == "ssl_key.pem",
-		k == "sasl.oauthbearer.config", strings.HasSuffix(k, ".token"):
-		return true
-	}
-	return false
-}
+// shown: passwords, secrets, private keys, JAAS and OAuth configs. It is
+// floe's one classification of secret keys, sdk.IsSecretKey.
+func IsSecret(key string) bool { return sdk.IsSecretKey(key) }
 
 // Redact replaces every secret value of the config (and of extra, for
 // settings given per use) in s.

@@ -2,41 +2,16 @@ package rest
 
 import (
 	"maps"
-	"regexp"
-	"strings"
 
 	"github.com/floehq/floe/host/worker"
+	"github.com/floehq/floe/sdk"
 )
 
 // hidden stands in for a secret in answers, as Connect prints a password.
-const hidden = "[hidden]"
-
-// secretWords mark a key as a secret when its name contains one. Keys
-// passed through unchecked by a prefix field (kafka.sasl.password) are
-// only recognisable this way.
-var secretWords = []string{
-	"password", "passwd", "secret", "token", "credential", "jaas.config",
-	"user.info", "userinfo", "private.key", "private-key", "keystore.key",
-	"api.key", "api-key", "apikey",
-}
-
-// isSecretName reports whether a key's name says it holds a secret. Keys
-// naming a URL or endpoint are not (sasl.oauthbearer.token.endpoint.url);
-// a password inside their value is masked by maskInline instead.
-func isSecretName(key string) bool {
-	k := strings.ToLower(key)
-	for _, suffix := range []string{"url", "uri", "endpoint", "location", "file", "path", "type", "source"} {
-		if strings.HasSuffix(k, suffix) {
-			return false
-		}
-	}
-	for _, w := range secretWords {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
-}
+// Which keys and which parts of values are secrets is the SDK's one
+// classification (sdk.IsSecretKey, sdk.RedactInline), which the sdktest
+// kits hold specs to as well.
+const hidden = sdk.HiddenValue
 
 // secretKeys returns the keys of config that a component of the connector
 // declares as PASSWORD. Components the worker does not know are skipped:
@@ -64,35 +39,14 @@ func secretKeys(w worker.API, config map[string]string) map[string]bool {
 	return keys
 }
 
-// Redact returns what may be shown of a config value: "[hidden]" for a
-// key whose name says it holds a secret, the value with any password in a
-// URL or password= parameter hidden otherwise. The CLI prints values
-// through it too.
-func Redact(key, value string) string { return maskValue(key, value, nil) }
-
-// maskValue returns what an answer may show of config[key].
+// maskValue returns what an answer may show of config[key]: hidden for a
+// key a component declares PASSWORD or whose name says it is a secret,
+// the value with its embedded secrets hidden otherwise.
 func maskValue(key, value string, declared map[string]bool) string {
-	if declared[key] || isSecretName(key) {
+	if declared[key] {
 		return hidden
 	}
-	return maskInline(value)
-}
-
-var (
-	// urlPassword matches the password of scheme://user:password@host.
-	urlPassword = regexp.MustCompile(`(://[^/@:\s]*:)([^/@\s]+)(@)`)
-	// kvPassword matches password=… in a query string or libpq DSN.
-	kvPassword = regexp.MustCompile(`(?i)((?:^|[?&;\s])(?:password|passwd|pwd|secret|token)=)([^&;\s]+)`)
-)
-
-// maskInline hides passwords embedded in a value: a URL's user info and
-// password= parameters.
-func maskInline(v string) string {
-	if !strings.Contains(v, "=") && !strings.Contains(v, "@") {
-		return v
-	}
-	v = urlPassword.ReplaceAllString(v, "${1}"+hidden+"${3}")
-	return kvPassword.ReplaceAllString(v, "${1}"+hidden)
+	return sdk.RedactValue(key, value)
 }
 
 // maskConfig returns a copy of config safe to answer with.
@@ -146,10 +100,10 @@ func maskInfos(infos worker.ConfigInfos) worker.ConfigInfos {
 	out.Configs = make([]worker.ConfigInfo, len(infos.Configs))
 	for i, c := range infos.Configs {
 		if c.Value.Value != nil {
-			if c.Definition.Type == "PASSWORD" || isSecretName(c.Value.Name) {
+			if c.Definition.Type == "PASSWORD" || sdk.IsSecretKey(c.Value.Name) {
 				c.Value.Value = nil
 			} else {
-				v := maskInline(*c.Value.Value)
+				v := sdk.RedactInline(*c.Value.Value)
 				c.Value.Value = &v
 			}
 		}

@@ -23,7 +23,7 @@ import (
 // Hidden is what Connector and Tasks show instead of the value of a key a
 // component declares PASSWORD, as Connect prints a password. A Put or
 // Patch that sends Hidden back for such a key keeps the stored value.
-const Hidden = "[hidden]"
+const Hidden = sdk.HiddenValue
 
 // connectorType is the Connect type of every floe connector: it consumes
 // a stream and writes tables, which Connect calls a sink.

@@ -32,9 +32,6 @@ func (s *session) describe(kind sdk.Kind, name string) client.Component {
 	return client.Component{}
 }
 
-// secretWords mark config keys that hold secrets.
-var secretWords = []string{"password", "passwd", "secret", "token", "credential", "private.key", "privatekey", "api.key", "apikey", "sasl.jaas"}
-
 var knownTypes = []sdk.Type{sdk.TypeString, sdk.TypeInt, sdk.TypeLong, sdk.TypeDouble, sdk.TypeBoolean, sdk.TypeList, sdk.TypeDuration, sdk.TypePassword}
 
 // checkSpec is the "spec" check every kit runs: the declaration is
@@ -104,10 +101,9 @@ func checkSpec(t tb, s *session, kind sdk.Kind, name string, config map[string]s
 	}
 }
 
-func looksSecret(key string) bool {
-	k := strings.ToLower(key)
-	return slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(k, w) })
-}
+// looksSecret is floe's one classification of secret keys, the one the
+// host redacts by.
+func looksSecret(key string) bool { return sdk.IsSecretKey(key) }
 
 // badConfig is one config Open must refuse, and the key the refusal must
 // name.
