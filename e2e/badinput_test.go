@@ -116,7 +116,7 @@ func TestBadInput(t *testing.T) {
 		if res.Code != 0 {
 			t.Errorf("floe plugins exited %d with broken binaries beside good ones, want 0 (report and skip)\n%s", res.Code, res.Output())
 		}
-		for _, want := range []string{"floe-plugin-noexec", "not executable", "floe-plugin-crash", "cannot load libfoo.so", "floe-plugin-future", "v2"} {
+		for _, want := range []string{"floe-plugin-noexec", "not executable", "floe-plugin-crash", "cannot load libfoo.so", "floe-plugin-future", "v3"} {
 			if !strings.Contains(res.Output(), want) {
 				t.Errorf("floe plugins does not mention %q:\n%s", want, res.Output())
 			}
@@ -207,11 +207,11 @@ func brokenPluginDir(t *testing.T, env harness.Env) string {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("building the protocol-v2 test plugin needs the go command: %v", err)
+		t.Fatalf("building the future-protocol test plugin needs the go command: %v", err)
 	}
-	cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, "floe-plugin-future"), "./testdata/plugins/protov2")
+	cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, "floe-plugin-future"), "./testdata/plugins/protofuture")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build e2e/testdata/plugins/protov2: %v\n%s", err, out)
+		t.Fatalf("build e2e/testdata/plugins/protofuture: %v\n%s", err, out)
 	}
 	return dir
 }

@@ -1,6 +1,6 @@
-// Command protov2 is a plugin binary built for a future floe: it answers
-// floe's go-plugin handshake (same magic cookie) with protocol version 2
-// only. TestBadInput drops it into plugin.path.
+// Command protofuture is a plugin binary built for a future floe: it answers
+// floe's go-plugin handshake (same magic cookie) with protocol version 3
+// only, one past the host's. TestBadInput drops it into plugin.path.
 package main
 
 import (
@@ -17,7 +17,7 @@ func main() {
 			MagicCookieKey:   "FLOE_PLUGIN",
 			MagicCookieValue: "deebbc6e8fe9924a6a79aadacb314fe5",
 		},
-		VersionedPlugins: map[int]plugin.PluginSet{2: {"describe": describe{}}},
+		VersionedPlugins: map[int]plugin.PluginSet{3: {"describe": describe{}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})
 }
