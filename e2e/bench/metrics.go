@@ -12,7 +12,9 @@ import (
 type MetricSample struct {
 	At        time.Time
 	RecordsIn float64 // floe_records_in_total, summed over tasks
-	Commits   float64 // floe_commits_total
+	// RecordsOut is floe_records_out_total: records made visible by commits.
+	RecordsOut float64
+	Commits    float64 // floe_commits_total
 	// CommitSum and CommitCount are floe_commit_duration_seconds' _sum and
 	// _count.
 	CommitSum, CommitCount float64
@@ -68,6 +70,7 @@ func (w *MetricWatch) poll() {
 	var s MetricSample
 	s.At = at
 	s.RecordsIn, _ = m.Sum("floe_records_in_total", l)
+	s.RecordsOut, _ = m.Sum("floe_records_out_total", l)
 	s.Commits, _ = m.Sum("floe_commits_total", l)
 	s.CommitSum, _ = m.Sum("floe_commit_duration_seconds_sum", l)
 	s.CommitCount, _ = m.Sum("floe_commit_duration_seconds_count", l)

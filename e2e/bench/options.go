@@ -35,6 +35,9 @@ type Options struct {
 	FreshWarmup        time.Duration // rows produced this soon after the start are left out
 	FreshCalibRecords  int64         // preload for measuring floe's max when section 2 did not run
 
+	LakeDuration time.Duration // each lake run's producing time
+	LakeRate     float64       // records/s to produce; 0: a quarter of floe's measured max
+
 	// Section 4, partitioners.
 	PartDuration  time.Duration
 	PartInterval  time.Duration
@@ -83,6 +86,7 @@ func Defaults(repo string, quick bool) Options {
 		FreshShortDuration: 5 * time.Minute,
 		FreshWarmup:        15 * time.Second,
 		FreshCalibRecords:  1_000_000,
+		LakeDuration:       3 * time.Minute,
 
 		PartDuration:  5 * time.Minute,
 		PartInterval:  10 * time.Second,
@@ -118,6 +122,7 @@ func Defaults(repo string, quick bool) Options {
 		o.FreshDuration = 3 * time.Minute
 		o.FreshShortDuration = time.Minute
 		o.FreshCalibRecords = 500_000
+		o.LakeDuration = time.Minute
 		o.PartDuration = 15 * time.Second
 		o.PartInterval = 5 * time.Second
 		o.MaintDuration = 3 * time.Minute

@@ -51,18 +51,10 @@ func Freshness(t *T, o Options, rep *Report, st *State) {
 	rep.Heading(2, "3. freshness (issue 4)")
 
 	rate, source := o.FreshRate, "--fresh-rate"
-	if rate == 0 && st.KafkaRate > 0 {
-		rate, source = st.KafkaRate/2, "half of section 2's median floe rate"
-	}
 	if rate == 0 {
-		t.Logf("measuring floe's max kafka → iceberg rate on %d records", o.FreshCalibRecords)
-		kt := preload(t, env, o, o.FreshCalibRecords)
-		var fr floeThroughput
-		for _, err := range t.Retry(2, "max-rate run", func(t *T) { fr, _ = kafkaFloeRun(t, env, o, kt, false) }) {
-			rep.Para("**A floe run failed and was run again:** %s", strings.ReplaceAll(err.Error(), "\n", " "))
-		}
-		rate, source = fr.Rate()/2, fmt.Sprintf("half of floe's max measured now (%s rec/s over %s preloaded records, `commit.interval.ms=%d`, one run)",
-			Num(fr.Rate()), Num(float64(o.FreshCalibRecords)), o.CommitInterval.Milliseconds())
+		var maxRate float64
+		maxRate, source = maxKafkaRate(t, env, o, rep, st)
+		rate, source = maxRate/2, "half of "+source
 	}
 	rep.Para("Producer: one librdkafka producer (`kafkatest.Produce`, acks=all, idempotent, linger 20 ms) paced at **%s records/s** (%s), each record stamped with `time.Now()` as its Kafka timestamp, "+
 		"into a new %d-partition topic (%s: the broker keeps minutes, not the run); floe: `kafka` → `hash` → `iceberg`, `tasks.max=2`, with the maintenance plugin expiring snapshots (%s; no compaction). "+
@@ -129,6 +121,25 @@ func Freshness(t *T, o Options, rep *Report, st *State) {
 		"%d data manifests in the manifest list (%s at the 100th commit; the sink turns manifest merging on, and iceberg-go merges a bin of manifests once it holds `commit.manifest.min-count-to-merge` = 100 by default), %d data files (%s). "+
 		"The machine's load (other sessions) also changes over a run; this is one run.",
 		one.Files.Snapshots, MB(float64(one.Files.MetadataBytes)), one.Files.Manifests, at100, one.Files.DataFiles, MB(float64(one.Files.Bytes)))
+}
+
+// maxKafkaRate is floe's max kafka → iceberg rate: section 2's median
+// when it ran, else measured now on o.FreshCalibRecords preloaded records;
+// source says which.
+func maxKafkaRate(t *T, env harness.Env, o Options, rep *Report, st *State) (rate float64, source string) {
+	if st.KafkaRate > 0 {
+		return st.KafkaRate, "section 2's median floe rate"
+	}
+	t.Logf("measuring floe's max kafka → iceberg rate on %d records", o.FreshCalibRecords)
+	kt := preload(t, env, o, o.FreshCalibRecords)
+	var fr floeThroughput
+	for _, err := range t.Retry(2, "max-rate run", func(t *T) { fr, _ = kafkaFloeRun(t, env, o, kt, false) }) {
+		rep.Para("**A floe run failed and was run again:** %s", strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	// Later sections reuse it rather than measure again.
+	st.KafkaRate = fr.Rate()
+	return fr.Rate(), fmt.Sprintf("floe's max measured now (%s rec/s over %s preloaded records, `commit.interval.ms=%d`, one run)",
+		Num(fr.Rate()), Num(float64(o.FreshCalibRecords)), o.CommitInterval.Milliseconds())
 }
 
 // freshnessRun produces at rate for d into a new topic that floe ingests

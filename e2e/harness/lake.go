@@ -170,11 +170,58 @@ func (l Lake) S3Requests(t testing.TB, from int64) []S3Request {
 			continue
 		}
 		status, err := strconv.Atoi(strings.TrimSpace(f[2]))
-		if err != nil {
-			continue
+		method := strings.TrimSpace(f[5])
+		if err != nil || strings.ContainsFunc(method, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+			continue // a line torn by a concurrent write
 		}
 		out = append(out, S3Request{Status: status, Method: strings.TrimSpace(f[5]),
 			Path: strings.TrimSpace(f[6]), Query: strings.TrimSpace(f[8])})
+	}
+	return out
+}
+
+// CatalogRequest is one line of the REST catalog's request log.
+type CatalogRequest struct {
+	Method, Path string
+	Status       int
+	Took         time.Duration
+}
+
+// RESTLogSize is the REST catalog's log size now: requests logged later
+// are the ones CatalogRequests(from) returns.
+func (l Lake) RESTLogSize(t testing.TB) int64 {
+	t.Helper()
+	st, err := os.Stat(l.RESTLog)
+	if err != nil {
+		t.Fatalf("harness: the REST catalog's log: %v", err)
+	}
+	return st.Size()
+}
+
+// CatalogRequests parses the REST catalog's request lines from byte
+// offset from ("request METHOD PATH STATUS 1.2ms", written by
+// e2e/services/restcatalog).
+func (l Lake) CatalogRequests(t testing.TB, from int64) []CatalogRequest {
+	t.Helper()
+	b, err := os.ReadFile(l.RESTLog)
+	if err != nil {
+		t.Fatalf("harness: the REST catalog's log: %v", err)
+	}
+	if from > int64(len(b)) {
+		from = 0
+	}
+	var out []CatalogRequest
+	for _, line := range strings.Split(string(b[from:]), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 5 || f[0] != "request" {
+			continue
+		}
+		status, err := strconv.Atoi(f[3])
+		took, derr := time.ParseDuration(f[4])
+		if err != nil || derr != nil {
+			continue
+		}
+		out = append(out, CatalogRequest{Method: f[1], Path: f[2], Status: status, Took: took})
 	}
 	return out
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/floehq/floe/e2e/harness"
 )
 
-var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance"}
+var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance", "lake"}
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -59,6 +59,8 @@ func run(args []string) int {
 	fs.Float64Var(&o.FreshRate, "fresh-rate", o.FreshRate, "freshness: records/s to produce (0: half of floe's measured max)")
 	fs.DurationVar(&o.FreshWarmup, "fresh-warmup", o.FreshWarmup, "freshness: rows produced this soon after the start are left out")
 	fs.Int64Var(&o.FreshCalibRecords, "fresh-calibration-records", o.FreshCalibRecords, "freshness: records of the max-throughput measurement when the kafka section did not run")
+	fs.DurationVar(&o.LakeDuration, "lake-duration", o.LakeDuration, "lake: producing time of each run")
+	fs.Float64Var(&o.LakeRate, "lake-rate", o.LakeRate, "lake: records/s to produce (0: a quarter of floe's measured max)")
 	fs.DurationVar(&o.PartDuration, "part-duration", o.PartDuration, "partitioners: length of each run")
 	fs.DurationVar(&o.PartInterval, "part-interval", o.PartInterval, "partitioners: commit.interval.ms")
 	fs.IntVar(&o.PartReps, "part-reps", o.PartReps, "partitioners: runs of each partitioner (interleaved)")
@@ -136,6 +138,8 @@ func run(args []string) int {
 				bench.Partitioners(t, o, rep)
 			case "maintenance":
 				bench.Maintenance(t, o, rep)
+			case "lake":
+				bench.Lake(t, o, rep, state)
 			}
 		})
 		if err != nil {
