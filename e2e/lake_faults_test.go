@@ -140,7 +140,7 @@ func newCatalogProxy(t *testing.T, target string) *catalogProxy {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(f.status)
-		fmt.Fprintf(w, `{"error":{"message":"injected by the e2e proxy","type":%q,"code":%d}}`, f.errType, f.status)
+		_, _ = fmt.Fprintf(w, `{"error":{"message":"injected by the e2e proxy","type":%q,"code":%d}}`, f.errType, f.status)
 	}))
 	t.Cleanup(srv.Close)
 	p.url = srv.URL
