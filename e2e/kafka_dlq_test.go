@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"slices"
@@ -91,126 +92,11 @@ func TestKafkaDeadLetterQueue(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Readers)
 	ctx := harness.Context(t, 10*time.Minute)
-	const partitions, n = 3, 2100
-
-	topic := harness.UniqueName("e2e_payments")
-	dlq := topic + "_dlq"
-	if err := harness.CreateTopic(ctx, env, topic, partitions); err != nil {
-		t.Fatal(err)
-	}
-	id, err := harness.RegisterSchema(ctx, env, topic+"-value", dlqSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records := dlqRecords(t, id, n, partitions)
-	produceDLQRecords(ctx, t, env, topic, records)
-	var bad, good []dlqRecord
-	for _, r := range records {
-		if r.bad != "" {
-			bad = append(bad, r)
-		} else {
-			good = append(good, r)
-		}
-	}
-
+	d := newDLQInput(t, ctx, env)
 	f := harness.StartFloe(t, env, harness.Options{})
-	kafkaConnector := func(name, topic, table string, extra map[string]string) harness.Connector {
-		c := harness.Connector{Name: name, Config: map[string]string{
-			"connector.class":         "iceberg",
-			"source":                  "kafka",
-			"topics":                  topic,
-			"kafka.bootstrap.servers": env.KafkaBootstrap,
-			"schema.registry.url":     env.SchemaRegistryURL,
-			"tasks.max":               "2",
-			"commit.interval.ms":      "1000",
-			"iceberg.tables":          table,
-		}}
-		return withConfig(c, extra)
-	}
 
 	t.Run("tolerance all", func(t *testing.T) {
-		name := "payments-dlq"
-		conn := kafkaConnector(name, topic, "dlq.payments", map[string]string{
-			"errors.tolerance":                  "all",
-			"errors.deadletterqueue.topic.name": dlq,
-		})
-		if _, err := f.API.CreateConnector(ctx, conn); err != nil {
-			t.Fatal(err)
-		}
-		ends, err := harness.EndOffsets(ctx, env, topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitFrontier(t, ctx, f, name, topic, ends)
-		st, err := f.API.Status(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Floe == nil || st.Floe.DeadLetters != int64(len(bad)) {
-			t.Errorf("status counts %v dead letters, %d records were bad: %s", st.Floe, len(bad), st.Summary())
-		}
-		m, err := f.API.Metrics(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, _ := m.Sum("floe_dead_letters_total", `connector="`+name+`"`); v != float64(len(bad)) {
-			t.Errorf("/metrics floe_dead_letters_total{connector=%q} = %v, want %d", name, v, len(bad))
-		}
-
-		msgs, err := harness.Consume(ctx, env, dlq, len(bad))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(msgs) != len(bad) {
-			t.Errorf("the dead-letter topic holds %d messages, %d records were bad", len(msgs), len(bad))
-		}
-		byPos := map[string]dlqRecord{}
-		for _, r := range bad {
-			byPos[fmt.Sprintf("%d/%d", r.partition, r.offset)] = r
-		}
-		seen := map[string]bool{}
-		for _, m := range msgs {
-			h := func(k string) string { v, _ := m.Header(k); return v }
-			pos := h("__connect.errors.partition") + "/" + h("__connect.errors.offset")
-			r, ok := byPos[pos]
-			switch {
-			case h("__connect.errors.topic") != topic:
-				t.Errorf("dead letter %d/%d: __connect.errors.topic %q, want %q", m.Partition, m.Offset, h("__connect.errors.topic"), topic)
-			case !ok:
-				t.Errorf("dead letter %d/%d names partition/offset %q, which was not a bad record (headers %v)", m.Partition, m.Offset, pos, headerKeys(m))
-			case seen[pos]:
-				t.Errorf("record %s is in the dead-letter topic twice", pos)
-			default:
-				seen[pos] = true
-				if !bytes.Equal(m.Value, r.value) {
-					t.Errorf("dead letter of %s (%s): value %x, the record's was %x", pos, r.bad, m.Value, r.value)
-				}
-				msg := h("__connect.errors.exception.message")
-				if msg == "" || !strings.Contains(msg, topic) || h("__connect.errors.stage") == "" {
-					t.Errorf("dead letter of %s (%s): stage %q, exception message %q; want a stage and a message naming the record", pos, r.bad, h("__connect.errors.stage"), msg)
-				}
-			}
-		}
-		if len(seen) != len(bad) {
-			t.Errorf("%d of %d bad records reached the dead-letter topic", len(seen), len(bad))
-		}
-		f.Stop()
-
-		var idSum big.Int
-		var offsets int64
-		for _, r := range good {
-			idSum.Add(&idSum, big.NewInt(r.id))
-			offsets += r.offset
-		}
-		ref := harness.EmbeddedTable(f.DataDir, "dlq.payments")
-		py := harness.ReadTable(t, env, harness.PyIceberg, ref, harness.ReadOptions{
-			ChecksumCols: []string{"id", "_source_offset"},
-			DistinctCols: []string{"_source_partition", "_source_offset"},
-		})
-		if py.Rows != int64(len(good)) || py.Distinct == nil || *py.Distinct != py.Rows {
-			t.Errorf("dlq.payments: %d rows, %v distinct positions; want the %d good records once each", py.Rows, deref(py.Distinct), len(good))
-		}
-		checkChecksums(t, py, map[string]string{"id": idSum.String(), "_source_offset": strconv.FormatInt(offsets, 10)})
+		checkDeadLetters(t, ctx, env, f, d, nil)
 	})
 
 	t.Run("tolerance none fails naming the record", func(t *testing.T) {
@@ -228,7 +114,7 @@ func TestKafkaDeadLetterQueue(t *testing.T) {
 		rs[3].value[0] = 9
 		produceDLQRecords(ctx, t, env, topic2, rs)
 		name := "payments-strict"
-		conn := kafkaConnector(name, topic2, "dlq.strict", map[string]string{"errors.tolerance": "none", "tasks.max": "1"})
+		conn := dlqConnector(env, name, topic2, "dlq.strict", map[string]string{"errors.tolerance": "none", "tasks.max": "1"})
 		if _, err := f.API.CreateConnector(ctx, conn); err != nil {
 			t.Fatal(err)
 		}
@@ -255,4 +141,153 @@ func headerKeys(m harness.Message) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// dlqInput is a topic of good and bad records (dlqRecords) with its
+// schema registered.
+type dlqInput struct {
+	topic     string
+	bad, good []dlqRecord
+}
+
+func newDLQInput(t *testing.T, ctx context.Context, env harness.Env) dlqInput {
+	t.Helper()
+	const partitions, n = 3, 2100
+	d := dlqInput{topic: harness.UniqueName("e2e_payments")}
+	if err := harness.CreateTopic(ctx, env, d.topic, partitions); err != nil {
+		t.Fatal(err)
+	}
+	id, err := harness.RegisterSchema(ctx, env, d.topic+"-value", dlqSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := dlqRecords(t, id, n, partitions)
+	produceDLQRecords(ctx, t, env, d.topic, records)
+	for _, r := range records {
+		if r.bad != "" {
+			d.bad = append(d.bad, r)
+		} else {
+			d.good = append(d.good, r)
+		}
+	}
+	return d
+}
+
+// dlqConnector is a kafka → iceberg connector of topic into table.
+func dlqConnector(env harness.Env, name, topic, table string, extra map[string]string) harness.Connector {
+	c := harness.Connector{Name: name, Config: map[string]string{
+		"connector.class":         "iceberg",
+		"source":                  "kafka",
+		"topics":                  topic,
+		"kafka.bootstrap.servers": env.KafkaBootstrap,
+		"schema.registry.url":     env.SchemaRegistryURL,
+		"tasks.max":               "2",
+		"commit.interval.ms":      "1000",
+		"iceberg.tables":          table,
+	}}
+	return withConfig(c, extra)
+}
+
+// checkDeadLetters runs d's topic with errors.tolerance=all into a new
+// table (on the lake's REST catalog and S3 when lake is set, else the
+// embedded catalog), then checks the dead-letter topic holds each bad
+// record once with its bytes and Connect's headers, the status and
+// /metrics count them, and the table holds each good record once
+// (PyIceberg). It stops f.
+func checkDeadLetters(t *testing.T, ctx context.Context, env harness.Env, f *harness.Floe, d dlqInput, lake *harness.Lake) {
+	t.Helper()
+	topic, bad, good := d.topic, d.bad, d.good
+	name := harness.UniqueName("payments-dlq")
+	dlq := name + "_dlq"
+	table := "dlq.payments"
+	if lake != nil {
+		table = harness.UniqueName("dlq") + ".payments"
+	}
+	conn := dlqConnector(env, name, topic, table, map[string]string{
+		"errors.tolerance":                  "all",
+		"errors.deadletterqueue.topic.name": dlq,
+	})
+	if lake != nil {
+		maps.Copy(conn.Config, lake.RESTCatalogKeys())
+	}
+	if _, err := f.API.CreateConnector(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	ends, err := harness.EndOffsets(ctx, env, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFrontier(t, ctx, f, name, topic, ends)
+	st, err := f.API.Status(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Floe == nil || st.Floe.DeadLetters != int64(len(bad)) {
+		t.Errorf("status counts %v dead letters, %d records were bad: %s", st.Floe, len(bad), st.Summary())
+	}
+	m, err := f.API.Metrics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := m.Sum("floe_dead_letters_total", `connector="`+name+`"`); v != float64(len(bad)) {
+		t.Errorf("/metrics floe_dead_letters_total{connector=%q} = %v, want %d", name, v, len(bad))
+	}
+
+	msgs, err := harness.Consume(ctx, env, dlq, len(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != len(bad) {
+		t.Errorf("the dead-letter topic holds %d messages, %d records were bad", len(msgs), len(bad))
+	}
+	byPos := map[string]dlqRecord{}
+	for _, r := range bad {
+		byPos[fmt.Sprintf("%d/%d", r.partition, r.offset)] = r
+	}
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		h := func(k string) string { v, _ := m.Header(k); return v }
+		pos := h("__connect.errors.partition") + "/" + h("__connect.errors.offset")
+		r, ok := byPos[pos]
+		switch {
+		case h("__connect.errors.topic") != topic:
+			t.Errorf("dead letter %d/%d: __connect.errors.topic %q, want %q", m.Partition, m.Offset, h("__connect.errors.topic"), topic)
+		case !ok:
+			t.Errorf("dead letter %d/%d names partition/offset %q, which was not a bad record (headers %v)", m.Partition, m.Offset, pos, headerKeys(m))
+		case seen[pos]:
+			t.Errorf("record %s is in the dead-letter topic twice", pos)
+		default:
+			seen[pos] = true
+			if !bytes.Equal(m.Value, r.value) {
+				t.Errorf("dead letter of %s (%s): value %x, the record's was %x", pos, r.bad, m.Value, r.value)
+			}
+			msg := h("__connect.errors.exception.message")
+			if msg == "" || !strings.Contains(msg, topic) || h("__connect.errors.stage") == "" {
+				t.Errorf("dead letter of %s (%s): stage %q, exception message %q; want a stage and a message naming the record", pos, r.bad, h("__connect.errors.stage"), msg)
+			}
+		}
+	}
+	if len(seen) != len(bad) {
+		t.Errorf("%d of %d bad records reached the dead-letter topic", len(seen), len(bad))
+	}
+	f.Stop()
+
+	var idSum big.Int
+	var offsets int64
+	for _, r := range good {
+		idSum.Add(&idSum, big.NewInt(r.id))
+		offsets += r.offset
+	}
+	ref := harness.EmbeddedTable(f.DataDir, table)
+	if lake != nil {
+		ref = lake.RESTTable(table)
+	}
+	py := harness.ReadTable(t, env, harness.PyIceberg, ref, harness.ReadOptions{
+		ChecksumCols: []string{"id", "_source_offset"},
+		DistinctCols: []string{"_source_partition", "_source_offset"},
+	})
+	if py.Rows != int64(len(good)) || py.Distinct == nil || *py.Distinct != py.Rows {
+		t.Errorf("%s: %d rows, %v distinct positions; want the %d good records once each", table, py.Rows, deref(py.Distinct), len(good))
+	}
+	checkChecksums(t, py, map[string]string{"id": idSum.String(), "_source_offset": strconv.FormatInt(offsets, 10)})
 }
