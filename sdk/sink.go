@@ -67,8 +67,16 @@ type SinkTask interface {
 	Flush(ctx context.Context, checkpoint uint64) ([]WriteResult, error)
 	// Commit registers the files of a checkpoint in one commit per table
 	// (phase 2), recording ranges so that recovery and fencing can use
-	// them. results may come from writers of other processes. An error
-	// means nothing of the checkpoint is visible; the host retries.
+	// them. results may come from writers of other processes.
+	//
+	// Commit is idempotent per checkpoint id. An error does not mean
+	// nothing is visible: some tables may have committed before it (or
+	// the process died, or the answer was lost), and the host retries
+	// with the same request, maybe from another process. A retry after a
+	// partial or unknown outcome commits only what is missing: a table
+	// that already holds the checkpoint (the iceberg sink reads its
+	// snapshot summary) is skipped, never committed twice. The
+	// sdktest.SinkKit check commit_retry holds sinks to this.
 	Commit(ctx context.Context, req CommitRequest) ([]TableCommit, error)
 	// Close releases everything. Uncommitted files are left as orphans.
 	// It runs only once no other call of the task is running: the SDK

@@ -38,8 +38,10 @@ type tableWork struct {
 // "requirement failed: branch main has changed", or
 // table.ErrCommitFailed) reload the table, fence again and retry with the
 // same files, up to iceberg.commit.retry.max-attempts. A table that
-// already holds the checkpoint (an earlier attempt's answer was lost) is
-// not committed twice. A table without files gets no commit; its frontier
+// already holds the checkpoint is skipped, not committed twice: an
+// earlier attempt's answer was lost, or the host retries a Commit that
+// failed (or whose process died) after earlier tables committed, as
+// sdk.SinkTask's contract allows (check, committedAs). A table without files gets no commit; its frontier
 // moves on in memory, so that its next commit continues it.
 func (t *task) Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {
 	if err := t.closedErr(); err != nil {

@@ -37,6 +37,26 @@ type SinkCase struct {
 	Skip []string
 	// Timeout bounds each check (default 2 min).
 	Timeout time.Duration
+	// CommitRetry drives the commit_retry check; without it the check is
+	// skipped.
+	CommitRetry *CommitRetry
+}
+
+// CommitRetry is what the commit_retry check needs of a sink: a way to
+// interrupt a Commit after one table and a way to read what each table
+// holds.
+type CommitRetry struct {
+	// Interrupted is the plugin armed to die (or fail) during its first
+	// Commit after exactly one table is committed, such as a binary
+	// started with [BinaryWithEnv] and the sink's crash point
+	// (FLOE_CRASHPOINT=iceberg.commit.after-catalog).
+	Interrupted Target
+	// Config is a config (fresh tables) whose checkpoints commit to at
+	// least two tables.
+	Config func(t testing.TB) map[string]string
+	// Checkpoints returns, per table the config writes, the checkpoint id
+	// of every commit of connector in that table, in any order.
+	Checkpoints func(t testing.TB, cfg map[string]string, connector string) map[string][]uint64
 }
 
 // The sink kit's checks, besides spec, invalid_config, capabilities and
@@ -48,6 +68,7 @@ const (
 	CheckFrontierReopen   = "frontier_after_reopen"
 	CheckOffsetsReset     = "offsets_reset"
 	CheckPrepareSchema    = "prepare_schema"
+	CheckCommitRetry      = "commit_retry"
 )
 
 // SinkKit runs the sink conformance checks against target, each as a
@@ -80,6 +101,11 @@ const (
 //     range again and must commit (not fenced as an overlap, its rows not
 //     dropped as replays), and the frontier then has checkpoint 2 (skipped
 //     without a frontier).
+//   - commit_retry: a Commit interrupted after one table (by
+//     [CommitRetry].Interrupted) is retried with the same request by a
+//     fresh process: the retry succeeds and every table holds the
+//     checkpoint exactly once (sdk.SinkTask's Commit contract), and the
+//     frontier, if any, has it (skipped without CommitRetry).
 //   - prepare_schema: preparing the same schema twice succeeds (a sink
 //     without schema support accepts all).
 //   - close: Close succeeds and calls after it fail.
@@ -120,11 +146,15 @@ func sinkKit(t tb, target Target, c SinkCase) {
 		{CheckFrontierReopen, k.frontierReopen},
 		{CheckOffsetsReset, k.offsetsReset},
 		{CheckPrepareSchema, k.prepareSchema},
+		{CheckCommitRetry, k.commitRetry},
 		{CheckClose, k.close},
 	}
 	for _, ch := range checks {
 		t.run(ch.name, func(t tb) {
 			skipIf(t, c.Skip, ch.name)
+			if ch.name == CheckCommitRetry && c.CommitRetry == nil {
+				t.Skip("the case sets no CommitRetry")
+			}
 			s := newSession(t, target, c.Timeout)
 			cfg := maps.Clone(c.Config)
 			if c.FreshConfig != nil {
@@ -145,7 +175,7 @@ func (k *sinkKitRun) openWith(t tb, s *session, cfg map[string]string, reset *sd
 	t.Helper()
 	ctx, cancel := s.callCtx(callTimeout)
 	defer cancel()
-	task, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: "sdktest", Config: cfg, Writers: k.c.Writers, OffsetsReset: reset})
+	task, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: commitConnector, Config: cfg, Writers: k.c.Writers, OffsetsReset: reset})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -494,4 +524,76 @@ func (k *sinkKitRun) close(t tb, s *session, cfg map[string]string, in []client.
 	if _, err := task.Write(ctx, 1, in[0], nil); err == nil {
 		t.Errorf("Write after Close succeeded; the sink's handle must be gone")
 	}
+}
+
+// commitConnector is the connector name the kit opens sinks under.
+const commitConnector = "sdktest"
+
+func (k *sinkKitRun) commitRetry(t tb, s *session, _ map[string]string, in []client.Batch) {
+	cr := k.c.CommitRetry
+	cfg := cr.Config(t)
+	const cp = 1
+	w := newWritten()
+
+	// The interrupted process: Commit fails (or the process dies) after
+	// one table.
+	ist := newSession(t, cr.Interrupted, k.c.Timeout)
+	itask := k.open(t, ist, cfg)
+	k.prepare(t, ist, itask, k.c.Batches)
+	k.write(t, ist, itask, cp, in, w)
+	// Not k.flush: a sink that writes a record to several tables may count
+	// it once per table (write_flush_commit checks Flush).
+	ctx, cancel := ist.callCtx(callTimeout)
+	results, err := itask.Flush(ctx, cp)
+	cancel()
+	if err != nil {
+		t.Fatalf("Flush(%d): %v", cp, err)
+	}
+	req := sdk.CommitRequest{Checkpoint: cp, Ranges: w.rangeList(), Results: results}
+	ctx, cancel = ist.callCtx(callTimeout)
+	_, err = itask.Commit(ctx, req)
+	cancel()
+	if err == nil {
+		t.Fatalf("Commit(%d) on %s succeeded; CommitRetry.Interrupted must interrupt it after one table", cp, cr.Interrupted)
+	}
+	ist.p.Kill()
+	held := cr.Checkpoints(t, cfg, commitConnector)
+	if len(held) < 2 {
+		t.Fatalf("CommitRetry.Config writes %d tables; the check needs at least two", len(held))
+	}
+	partial := 0
+	for _, cps := range held {
+		partial += count(cps, cp)
+	}
+	if partial != 1 {
+		t.Fatalf("after the interrupted Commit(%d) %d tables hold it (%v); CommitRetry.Interrupted must interrupt after exactly one", cp, partial, held)
+	}
+
+	// The host's retry, from a fresh process: the same request.
+	task := k.open(t, s, cfg)
+	ctx, cancel = s.callCtx(callTimeout)
+	_, err = task.Commit(ctx, req)
+	cancel()
+	if err != nil {
+		t.Fatalf("retried Commit(%d) after a Commit interrupted after one table: %v; Commit must be idempotent per checkpoint", cp, err)
+	}
+	for table, cps := range cr.Checkpoints(t, cfg, commitConnector) {
+		if n := count(cps, cp); n != 1 {
+			t.Errorf("after the retried Commit(%d), table %s holds it %d times (commits: %v); want exactly once", cp, table, n, cps)
+		}
+	}
+	if f, ok := k.frontier(t, s, task); ok {
+		checkFrontier(t, f, nextOf(w), cp, "after the retried Commit")
+	}
+	k.closeSink(t, s, task)
+}
+
+func count(cps []uint64, cp uint64) int {
+	n := 0
+	for _, c := range cps {
+		if c == cp {
+			n++
+		}
+	}
+	return n
 }

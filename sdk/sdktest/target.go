@@ -32,14 +32,24 @@ func (t Target) String() string { return t.name }
 // Binary targets a built plugin binary, started as floe starts it
 // (handshake, AutoMTLS).
 func Binary(path string) Target {
+	return BinaryWithEnv(path)
+}
+
+// BinaryWithEnv is [Binary] with extra environment variables for the
+// plugin process, such as a crash point ([sdk.CrashPointEnv]).
+func BinaryWithEnv(path string, env ...string) Target {
+	name := path
+	if len(env) > 0 {
+		name += " (" + strings.Join(env, " ") + ")"
+	}
 	return Target{
-		name: path,
+		name: name,
 		start: func(ctx context.Context, logs io.Writer) (*client.Process, error) {
 			return client.Start(ctx, client.StartOptions{
 				Path:         path,
 				StartTimeout: startTimeout,
 				Logger:       hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug, DisableTime: true}),
-				Env:          []string{"FLOE_PLUGIN_LOG_LEVEL=debug"},
+				Env:          append([]string{"FLOE_PLUGIN_LOG_LEVEL=debug"}, env...),
 			})
 		},
 	}
