@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,6 +44,9 @@ type Env struct {
 	BinDir string
 	// RepoDir is the floe repository's root ("" when not found).
 	RepoDir string
+	// KafkaLibs is the libs folder of the Kafka distribution the services
+	// run (FLOE_KAFKA_LIBS): Connect's runtime jars and their Jackson.
+	KafkaLibs string
 	// RequireServices is FLOE_REQUIRE_SERVICES=1: missing needs fail.
 	RequireServices bool
 }
@@ -62,6 +66,7 @@ func LoadEnv() Env {
 		Python:            os.Getenv("FLOE_PYTHON"),
 		ReadTable:         os.Getenv("FLOE_READ_TABLE"),
 		BinDir:            os.Getenv("FLOE_BIN_DIR"),
+		KafkaLibs:         os.Getenv("FLOE_KAFKA_LIBS"),
 		RepoDir:           repoDir(),
 		RequireServices:   os.Getenv(RequireServicesEnv) == "1",
 		Lake: Lake{
@@ -124,6 +129,10 @@ const (
 	// LakeServices is the S3 object store and the Iceberg REST catalog on
 	// it (e2e/services/up without --no-lake).
 	LakeServices Need = "lake"
+	// ConnectClasses is Kafka Connect's runtime jars (FLOE_KAFKA_LIBS)
+	// and a java that runs a source file (11 or later): tests decode
+	// floe's answers with Connect's own entity classes.
+	ConnectClasses Need = "connect-classes"
 )
 
 // Plugin is the need for plugin binary floe-plugin-<binary> in
@@ -188,6 +197,16 @@ func (e Env) check(n Need) string {
 	case LakeServices:
 		if e.Lake.S3Endpoint == "" || e.Lake.RESTURI == "" || e.Lake.S3Root == "" {
 			return "the lake (S3 object store and REST catalog): FLOE_S3_ENDPOINT or FLOE_REST_CATALOG_URI is not set (" + startServices + "; do not pass --no-lake)"
+		}
+	case ConnectClasses:
+		if e.KafkaLibs == "" {
+			return "Kafka Connect's jars: FLOE_KAFKA_LIBS is not set (" + startServices + ")"
+		}
+		if m, _ := filepath.Glob(filepath.Join(e.KafkaLibs, "connect-runtime-*.jar")); len(m) == 0 {
+			return fmt.Sprintf("Kafka Connect's runtime jar: no connect-runtime-*.jar in FLOE_KAFKA_LIBS=%s", e.KafkaLibs)
+		}
+		if _, err := exec.LookPath("java"); err != nil {
+			return "java (11 or later) on PATH, to run Connect's classes: install a JDK (apt-get install default-jdk-headless)"
 		}
 	case FloeBinary:
 		if !executable(e.FloeBin()) {

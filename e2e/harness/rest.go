@@ -190,10 +190,11 @@ func (c *Client) DeleteConnector(ctx context.Context, name string) error {
 	return err
 }
 
-// Status is GET /connectors/{c}/status.
+// Status is GET /connectors/{c}/status?floe=true: Connect's status with
+// floe's progress.
 func (c *Client) Status(ctx context.Context, name string) (ConnectorStatus, error) {
 	var out ConnectorStatus
-	_, err := c.call(ctx, http.MethodGet, "/connectors/"+esc(name)+"/status", nil, &out, http.StatusOK)
+	_, err := c.call(ctx, http.MethodGet, "/connectors/"+esc(name)+"/status?floe=true", nil, &out, http.StatusOK)
 	return out, err
 }
 
@@ -232,14 +233,15 @@ func (c *Client) RestartTask(ctx context.Context, name string, task int) error {
 	return err
 }
 
-// Pause, Resume and StopConnector are PUT /connectors/{c}/pause|resume|stop: 202.
+// Pause and Resume are PUT /connectors/{c}/pause|resume: 202.
 func (c *Client) Pause(ctx context.Context, name string) error  { return c.put202(ctx, name, "pause") }
 func (c *Client) Resume(ctx context.Context, name string) error { return c.put202(ctx, name, "resume") }
 
-// StopConnector is PUT /connectors/{c}/stop (named apart from [Floe.Stop],
+// StopConnector is PUT /connectors/{c}/stop: 204 (named apart from [Floe.Stop],
 // which stops the process).
 func (c *Client) StopConnector(ctx context.Context, name string) error {
-	return c.put202(ctx, name, "stop")
+	_, err := c.call(ctx, http.MethodPut, "/connectors/"+esc(name)+"/stop", nil, nil, http.StatusNoContent)
+	return err
 }
 
 func (c *Client) put202(ctx context.Context, name, op string) error {
@@ -291,11 +293,13 @@ func (c *Client) Topics(ctx context.Context, name string) ([]string, error) {
 	return out[name].Topics, nil
 }
 
-// Plugins is GET /connector-plugins[?connectorsOnly=false].
+// Plugins is GET /connector-plugins; with connectorsOnly false it is
+// GET /connector-plugins?connectorsOnly=false&floe=true, every component
+// with floe's partitioners and maintenance plugins.
 func (c *Client) Plugins(ctx context.Context, connectorsOnly bool) ([]PluginInfo, error) {
 	path := "/connector-plugins"
 	if !connectorsOnly {
-		path += "?connectorsOnly=false"
+		path += "?connectorsOnly=false&floe=true"
 	}
 	var out []PluginInfo
 	_, err := c.call(ctx, http.MethodGet, path, nil, &out, http.StatusOK)

@@ -33,6 +33,11 @@ func (s *Server) listConnectors(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, names)
 		return
 	}
+	withFloe, err := floeParam(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	var status, info bool
 	for _, e := range expand {
 		for _, part := range strings.Split(e, ",") {
@@ -55,7 +60,7 @@ func (s *Server) listConnectors(w http.ResponseWriter, r *http.Request) {
 				writeError(w, err)
 				return
 			}
-			st = normStatus(st)
+			st = normStatus(st, withFloe)
 			exp.Status = &st
 		}
 		if info {
@@ -268,15 +273,25 @@ func (s *Server) patchConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.normInfo(info))
 }
 
-// getStatus answers GET /connectors/{c}/status.
+// getStatus answers GET /connectors/{c}/status: Connect's document, and
+// floe's progress too with floe=true.
 func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
+	withFloe, err := floeParam(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	st, err := s.w.ConnectorStatus(r.PathValue("c"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, normStatus(st))
+	writeJSON(w, http.StatusOK, normStatus(st, withFloe))
 }
+
+// floeParam reads floe=true, the opt-in to floe's extra fields in answers
+// whose Connect entity class refuses unknown fields (see the package doc).
+func floeParam(r *http.Request) (bool, error) { return boolParam(r, "floe", false) }
 
 // restartConnector answers POST /connectors/{c}/restart. floe's
 // "connector instance" is the connector's runtime, which holds its tasks
@@ -304,7 +319,7 @@ func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, normStatus(st))
+	writeJSON(w, http.StatusAccepted, normStatus(st, false))
 }
 
 // boolParam reads a true/false query parameter.
@@ -320,17 +335,25 @@ func boolParam(r *http.Request, name string, def bool) (bool, error) {
 	return b, nil
 }
 
-// pause, resume and stop answer PUT /connectors/{c}/pause|resume|stop: 202.
-func (s *Server) pause(w http.ResponseWriter, r *http.Request)  { s.accepted(w, r, s.w.Pause) }
-func (s *Server) resume(w http.ResponseWriter, r *http.Request) { s.accepted(w, r, s.w.Resume) }
-func (s *Server) stop(w http.ResponseWriter, r *http.Request)   { s.accepted(w, r, s.w.Stop) }
+// pause and resume answer PUT /connectors/{c}/pause|resume with 202, stop
+// with 204, as Connect does (its stop waits for the new target state to be
+// written; floe's Stop returns once it is stored).
+func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
+	s.setState(w, r, s.w.Pause, http.StatusAccepted)
+}
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	s.setState(w, r, s.w.Resume, http.StatusAccepted)
+}
+func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
+	s.setState(w, r, s.w.Stop, http.StatusNoContent)
+}
 
-func (s *Server) accepted(w http.ResponseWriter, r *http.Request, op func(context.Context, string) error) {
+func (s *Server) setState(w http.ResponseWriter, r *http.Request, op func(context.Context, string) error, code int) {
 	if err := op(r.Context(), r.PathValue("c")); err != nil {
 		writeError(w, err)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
+	w.WriteHeader(code)
 }
 
 // getTasks answers GET /connectors/{c}/tasks, secrets hidden.
@@ -413,10 +436,15 @@ func (s *Server) normInfo(ci worker.ConnectorInfo) worker.ConnectorInfo {
 	return ci
 }
 
-// normStatus gives a status Connect's shape (tasks is a list).
-func normStatus(st worker.ConnectorStatus) worker.ConnectorStatus {
+// normStatus gives a status Connect's shape (tasks is a list) and leaves
+// floe's progress out unless withFloe: Connect's ConnectorStateInfo
+// refuses unknown fields.
+func normStatus(st worker.ConnectorStatus, withFloe bool) worker.ConnectorStatus {
 	if st.Tasks == nil {
 		st.Tasks = []worker.TaskState{}
+	}
+	if !withFloe {
+		st.Floe = nil
 	}
 	return st
 }

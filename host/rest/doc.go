@@ -4,7 +4,7 @@
 //
 // # Endpoints
 //
-//	GET    /                                        200 version, commit, kafka_cluster_id
+//	GET    /                                        200 version (Connect's, 4.1.0), commit, kafka_cluster_id
 //	GET    /health                                  200 healthy, 503 starting
 //	GET    /connectors[?expand=status&expand=info]  200 names, or name → {status, info}
 //	POST   /connectors                              201 + Location, 400, 409
@@ -13,9 +13,10 @@
 //	GET    /connectors/{c}/config                   200, 404
 //	PUT    /connectors/{c}/config                   201 created + Location, 200 updated, 400
 //	PATCH  /connectors/{c}/config                   200, 400, 404 (null removes a key)
-//	GET    /connectors/{c}/status                   200, 404
+//	GET    /connectors/{c}/status[?floe=true]       200, 404 (floe=true adds floe's progress)
 //	POST   /connectors/{c}/restart                  204 (no flags), 202 + status (includeTasks/onlyFailed)
-//	PUT    /connectors/{c}/pause|resume|stop        202
+//	PUT    /connectors/{c}/pause|resume             202
+//	PUT    /connectors/{c}/stop                     204
 //	GET    /connectors/{c}/tasks                    200
 //	GET    /connectors/{c}/tasks/{t}/status         200, 404
 //	POST   /connectors/{c}/tasks/{t}/restart        204, 404
@@ -25,7 +26,7 @@
 //	GET    /connectors/{c}/topics                   200 {"c": {"topics": [...]}}
 //	PUT    /connectors/{c}/topics/reset             202
 //	GET    /connectors/{c}/tables                   200 table health and maintenance runs (floe)
-//	GET    /connector-plugins[?connectorsOnly=false] 200
+//	GET    /connector-plugins[?floe=true]           200 sources and sinks (floe=true: every component)
 //	GET    /connector-plugins/{p}/config            200, 404
 //	PUT    /connector-plugins/{p}/config/validate   200 ConfigInfos (even with errors), 400
 //	GET    /admin/loggers                           200 name → {level, last_modified}
@@ -33,6 +34,24 @@
 //	PUT    /admin/loggers/{name}                    200 affected logger names, 400, 404
 //	PUT    /admin/loggers                           as PUT /admin/loggers/root (floe)
 //	GET    /metrics                                 Prometheus text format
+//
+// # Connect's entity classes
+//
+// Connect's clients read answers with Connect's entity classes and a plain
+// Jackson mapper, which refuses a field the class lacks. So every answer
+// on a Connect path has exactly Connect's fields, and floe's extras are an
+// opt-in or elsewhere:
+//
+//   - GET / answers version "4.1.0" ([ConnectVersion]: clients such as
+//     kcctl parse it as the Kafka version and pick features by it), commit
+//     floe's commit; floe's own version is the X-Floe-Version header.
+//   - A status (GET /connectors/{c}/status, expand=status, the 202 of a
+//     restart) holds floe's progress (checkpoints, commits, writer load,
+//     dead letters, maintenance) under "floe" only with floe=true.
+//   - GET /connector-plugins lists sources and sinks, with or without
+//     connectorsOnly=false: floe has none of Connect's other plugin types,
+//     and its partitioners and maintenance plugins are no PluginType
+//     Connect knows. floe=true lists them too.
 //
 // # Tables
 //

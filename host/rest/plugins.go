@@ -9,15 +9,22 @@ import (
 	"github.com/floehq/floe/host/worker"
 )
 
-// listPlugins answers GET /connector-plugins: sources and sinks, or every
-// component with connectorsOnly=false.
+// listPlugins answers GET /connector-plugins: sources and sinks. floe has
+// none of Connect's other plugin types (converters, transformations, …),
+// so connectorsOnly=false lists the same; floe's partitioners and
+// maintenance plugins, which Connect's PluginInfo class refuses as types,
+// are added with floe=true.
 func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
-	only, err := boolParam(r, "connectorsOnly", true)
+	if _, err := boolParam(r, "connectorsOnly", true); err != nil {
+		writeError(w, err)
+		return
+	}
+	withFloe, err := floeParam(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	plugins := s.w.Plugins(only)
+	plugins := s.w.Plugins(!withFloe)
 	if plugins == nil {
 		plugins = []worker.PluginInfo{}
 	}
@@ -61,7 +68,7 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.w.PluginConfig(plugin); errors.Is(err, worker.ErrNotFound) {
-		writeError(w, errorf(http.StatusNotFound, "Unknown plugin %s: GET /connector-plugins?connectorsOnly=false lists the installed ones", plugin))
+		writeError(w, errorf(http.StatusNotFound, "Unknown plugin %s: GET /connector-plugins?floe=true lists the installed ones", plugin))
 		return
 	}
 	if _, ok := config["connector.class"]; !ok {

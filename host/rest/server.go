@@ -141,9 +141,23 @@ func (s *Server) notRouted(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serverInfo answers GET /.
+// ConnectVersion is the Kafka Connect version whose REST API floe
+// implements. GET / reports it as "version", where Connect reports its
+// Kafka version, because Connect's clients parse that field as a Kafka
+// X.Y.Z version and pick features by it (kcctl fails on anything else).
+const ConnectVersion = "4.1.0"
+
+// VersionHeader carries floe's own version on GET /: Connect's ServerInfo
+// class refuses unknown fields, so it cannot go in the body.
+const VersionHeader = "X-Floe-Version"
+
+// serverInfo answers GET / as Connect does: version is [ConnectVersion],
+// commit floe's commit, and floe's own version is in [VersionHeader].
 func (s *Server) serverInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.w.ServerInfo())
+	info := s.w.ServerInfo()
+	w.Header().Set(VersionHeader, info.Version)
+	info.Version = ConnectVersion
+	writeJSON(w, http.StatusOK, info)
 }
 
 // Health is the body of GET /health (Connect's KIP-1017).

@@ -113,9 +113,13 @@ func ordersConfig() map[string]string {
 func TestServerInfo(t *testing.T) {
 	f := newFixture(t)
 	var got worker.ServerInfo
-	f.want(f.do("GET", "/", nil), http.StatusOK, &got)
-	if got != (worker.ServerInfo{Version: "0.1.0", Commit: "abc123", KafkaClusterID: "standalone"}) {
-		t.Fatalf("GET / = %+v", got)
+	rec := f.do("GET", "/", nil)
+	f.want(rec, http.StatusOK, &got)
+	if got != (worker.ServerInfo{Version: ConnectVersion, Commit: "abc123", KafkaClusterID: "standalone"}) {
+		t.Fatalf("GET / = %+v, want Connect's version %s", got, ConnectVersion)
+	}
+	if v := rec.Header().Get(VersionHeader); v != "0.1.0" {
+		t.Errorf("GET / %s = %q, want floe's version 0.1.0", VersionHeader, v)
 	}
 	var raw map[string]any
 	f.want(f.do("GET", "/", nil), http.StatusOK, &raw)
@@ -294,8 +298,12 @@ func TestConnector(t *testing.T) {
 
 	var st worker.ConnectorStatus
 	f.want(f.do("GET", "/connectors/orders/status", nil), http.StatusOK, &st)
-	if st.Name != "orders" || st.Type != "sink" || len(st.Tasks) != 1 || st.Floe == nil || st.Floe.Commits != 2 {
-		t.Errorf("status = %+v", st)
+	if st.Name != "orders" || st.Type != "sink" || len(st.Tasks) != 1 || st.Floe != nil {
+		t.Errorf("status = %+v, want Connect's fields only", st)
+	}
+	f.want(f.do("GET", "/connectors/orders/status?floe=true", nil), http.StatusOK, &st)
+	if st.Floe == nil || st.Floe.Commits != 2 {
+		t.Errorf("status?floe=true = %+v, want floe's progress", st)
 	}
 	f.wantError(f.do("GET", "/connectors/nope/status", nil), http.StatusNotFound, "nope")
 
@@ -416,9 +424,10 @@ func TestPauseResumeStop(t *testing.T) {
 	for _, tc := range []struct {
 		op   string
 		want worker.State
-	}{{"pause", worker.StatePaused}, {"resume", worker.StateRunning}, {"stop", worker.StateStopped}} {
+		code int
+	}{{"pause", worker.StatePaused, http.StatusAccepted}, {"resume", worker.StateRunning, http.StatusAccepted}, {"stop", worker.StateStopped, http.StatusNoContent}} {
 		rec := f.do("PUT", "/connectors/orders/"+tc.op, nil)
-		f.want(rec, http.StatusAccepted, nil)
+		f.want(rec, tc.code, nil)
 		if got := f.w.connectors["orders"].state; got != tc.want {
 			t.Errorf("%s: state %s, want %s", tc.op, got, tc.want)
 		}
@@ -472,7 +481,7 @@ func TestOffsets(t *testing.T) {
 		"must be in the STOPPED state", "/connectors/orders/stop")
 	f.wantError(f.do("DELETE", "/connectors/orders/offsets", nil), http.StatusBadRequest, "STOPPED")
 
-	f.want(f.do("PUT", "/connectors/orders/stop", nil), http.StatusAccepted, nil)
+	f.want(f.do("PUT", "/connectors/orders/stop", nil), http.StatusNoContent, nil)
 	var msg Message
 	f.want(f.do("PATCH", "/connectors/orders/offsets", body), http.StatusOK, &msg)
 	if msg.Message != "The offsets for this connector have been altered successfully" {
@@ -536,6 +545,10 @@ func TestPlugins(t *testing.T) {
 		t.Errorf("connector plugins = %+v", plugins)
 	}
 	f.want(f.do("GET", "/connector-plugins?connectorsOnly=false", nil), http.StatusOK, &plugins)
+	if len(plugins) != 2 {
+		t.Errorf("connectorsOnly=false = %+v, want the 2 connectors only (Connect's PluginInfo refuses a partitioner type)", plugins)
+	}
+	f.want(f.do("GET", "/connector-plugins?connectorsOnly=false&floe=true", nil), http.StatusOK, &plugins)
 	if len(plugins) != 3 || plugins[2] != (worker.PluginInfo{Class: "hash", Type: "partitioner", Version: "0.1.0"}) {
 		t.Errorf("all plugins = %+v", plugins)
 	}
@@ -717,7 +730,7 @@ func TestListenServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info worker.ServerInfo
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.Version != "0.1.0" {
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.Version != ConnectVersion {
 		t.Errorf("GET / over TCP: %+v %v", info, err)
 	}
 	_ = resp.Body.Close()
