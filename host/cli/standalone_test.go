@@ -288,7 +288,10 @@ func TestServerInfoShowsCommit(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
 		t.Fatal(err)
 	}
-	if info["version"] != "1.2.3" || info["commit"] != "abc1234" {
-		t.Errorf("GET / = %v, want version 1.2.3 and commit abc1234", info)
+	// version is the Connect API's (clients parse it as Kafka's); floe's
+	// own is in the X-Floe-Version header.
+	if info["version"] != rest.ConnectVersion || info["commit"] != "abc1234" || resp.Header.Get(rest.VersionHeader) != "1.2.3" {
+		t.Errorf("GET / = %v with %s %q, want version %s, commit abc1234 and floe's 1.2.3 in the header",
+			info, rest.VersionHeader, resp.Header.Get(rest.VersionHeader), rest.ConnectVersion)
 	}
 }
