@@ -67,9 +67,12 @@ func CatalogFields(group string) []*sdk.Field {
 		sdk.String(KeyWarehouse).
 			Describe("Root location of new tables (file://, s3://, gs://, abfs://). Empty with the embedded catalog means file://<floe.data.dir>/warehouse.").
 			WithExample("s3://lake/warehouse").InGroup(group).Rank(sdk.High),
+		// No spec default: a default here would be filled in before
+		// iceberg.catalog is looked at, and hide it (ParseCatalogConfig
+		// falls back to DefaultCatalogName itself).
 		sdk.String(KeyCatalogName).
-			Describe("Catalog name, as recorded in the SQL catalog's tables and used by query engines.").
-			Default(DefaultCatalogName).InGroup(group),
+			Describe("Catalog name, as recorded in the SQL catalog's tables and used by query engines. Default: " + KeyCatalogNameAlt + ", else " + DefaultCatalogName + ".").
+			InGroup(group),
 		sdk.String(KeyCatalogNameAlt).
 			Describe("The Apache Iceberg sink's name for " + KeyCatalogName + "; used when that key is not set.").
 			InGroup(group).Rank(sdk.Low),

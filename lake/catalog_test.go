@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/floehq/floe/sdk"
 )
 
 func TestCatalogConfigDefaults(t *testing.T) {
@@ -98,4 +100,32 @@ func TestOpenCatalogWithoutBackends(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "lake/backends") {
 		t.Fatalf("err = %v, want a hint to link lake/backends", err)
 	}
+}
+
+// TestCatalogNameThroughSpec reads the name as a plugin does, from the
+// spec's config with defaults filled in: the Apache sink's iceberg.catalog
+// must name the catalog, not be hidden by a default of iceberg.catalog.name.
+func TestCatalogNameThroughSpec(t *testing.T) {
+	spec := sdk.NewSpec(CatalogFields("Catalog")...)
+	for _, tc := range []struct {
+		cfg  map[string]string
+		want string
+	}{
+		{map[string]string{KeyCatalogNameAlt: "prod"}, "prod"},
+		{map[string]string{KeyCatalogNameAlt: "prod", KeyCatalogName: "main"}, "main"},
+		{map[string]string{}, DefaultCatalogName},
+	} {
+		c, err := ParseCatalogConfig(spec.Config(withDataDir(tc.cfg)).Map())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Name != tc.want {
+			t.Errorf("catalog name of %v = %q, want %q", tc.cfg, c.Name, tc.want)
+		}
+	}
+}
+
+func withDataDir(m map[string]string) map[string]string {
+	m[KeyDataDir] = "/data"
+	return m
 }
