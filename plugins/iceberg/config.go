@@ -39,6 +39,7 @@ const (
 	keyRouteField      = "iceberg.tables.route-field"
 	keyDynamic         = "iceberg.tables.dynamic-enabled"
 	keySourceMetadata  = "iceberg.tables.source-metadata-enabled"
+	keyUnrouted        = "iceberg.tables.unrouted"
 	keyRetryAttempts   = "iceberg.commit.retry.max-attempts"
 	keyRetryBackoff    = "iceberg.commit.retry.initial-backoff-ms"
 	keyRetryMaxBackoff = "iceberg.commit.retry.max-backoff-ms"
@@ -49,6 +50,12 @@ const (
 )
 
 const defaultTargetFileSize = 128 << 20
+
+// Values of iceberg.tables.unrouted.
+const (
+	unroutedSkip   = "skip"
+	unroutedReject = "reject"
+)
 
 // defaultTableProps are set on tables the sink creates; the user's
 // iceberg.tables.auto-create-props.* override them. Manifest merging keeps
@@ -102,6 +109,9 @@ func Spec() sdk.Spec {
 		sdk.Bool(keyDynamic).
 			Describe("Route each record to the table named by its route field (namespace.table, lower-cased), creating it when auto-create is on.").
 			Default("false").InGroup(gTables),
+		sdk.String(keyUnrouted).
+			Describe("What happens to a record that reaches no table (its route field is null, matches no route-regex, or with dynamic routing names no namespace.table): skip drops it, as the Apache Iceberg sink does, counting it and logging the count and an example value at each checkpoint; reject makes it a bad record (the dead-letter queue, or a failed task, as errors.tolerance says).").
+			Default(unroutedSkip).OneOf(unroutedSkip, unroutedReject).InGroup(gTables),
 		sdk.Bool(keySourceMetadata).
 			Describe("Add the columns _source_partition (string), _source_offset (long) and _source_timestamp (timestamptz) to every row: where it came from.").
 			Default("true").InGroup(gTables),
@@ -153,9 +163,12 @@ type settings struct {
 	tableProps     map[string]string
 	targetFileSize int64
 
-	routeField     []string // path; nil when records are not routed
-	routeRegex     map[string]*regexp.Regexp
-	dynamic        bool
+	routeField []string // path; nil when records are not routed
+	routeRegex map[string]*regexp.Regexp
+	dynamic    bool
+	// skipUnrouted drops records that reach no table instead of
+	// rejecting them (iceberg.tables.unrouted=skip).
+	skipUnrouted   bool
 	sourceMetadata bool
 
 	retryAttempts   int
@@ -199,6 +212,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		targetFileSize:  r.Int64(keyTargetFileSize),
 		routeRegex:      map[string]*regexp.Regexp{},
 		dynamic:         r.Bool(keyDynamic),
+		skipUnrouted:    cfg.String(keyUnrouted) != unroutedReject,
 		sourceMetadata:  r.Bool(keySourceMetadata),
 		retryAttempts:   r.Int(keyRetryAttempts),
 		retryBackoff:    r.Duration(keyRetryBackoff),

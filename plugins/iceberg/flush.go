@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/floehq/floe/sdk"
 )
@@ -35,6 +36,7 @@ func (t *task) Flush(ctx context.Context, checkpoint uint64) ([]sdk.WriteResult,
 		t.flushed, t.anyFlush = checkpoint, true
 	}
 	t.mu.Unlock()
+	t.unrouted.report(t.log, checkpoint, strings.Join(t.cfg.routeField, "."))
 
 	var out []sdk.WriteResult
 	for i, ch := range replies {

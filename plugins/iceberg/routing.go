@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,6 +21,46 @@ type routed struct {
 	// rows[i] lists the rows for tables[i], ascending; nil means all rows.
 	rows     [][]int32
 	rejected []sdk.Rejected
+	// skipped counts the rows that reached no table and were dropped
+	// (iceberg.tables.unrouted=skip); example is one's route value.
+	skipped int64
+	example string
+}
+
+// unroutedCounter counts the records dropped for reaching no table since
+// the last checkpoint's report. Safe for concurrent use.
+type unroutedCounter struct {
+	mu      sync.Mutex
+	n       int64
+	total   int64
+	example string
+}
+
+func (c *unroutedCounter) add(n int64, example string) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n += n
+	c.total += n
+	if c.example == "" {
+		c.example = example
+	}
+}
+
+// report logs what was dropped since the last report, once per
+// checkpoint, so that skipping is never silent.
+func (c *unroutedCounter) report(log *slog.Logger, checkpoint uint64, field string) {
+	c.mu.Lock()
+	n, total, example := c.n, c.total, c.example
+	c.n, c.example = 0, ""
+	c.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	log.Info("iceberg sink: skipped records that reach no table, as the Apache Iceberg sink does (set "+keyUnrouted+"=reject to dead-letter them instead)",
+		"checkpoint", checkpoint, "skipped", n, "skipped_total", total, "route_field", field, "example_value", example)
 }
 
 // route decides each row's tables, readies those tables for the batch's
@@ -54,6 +96,9 @@ func (t *task) route(ctx context.Context, b sdk.Batch) (routed, error) {
 	type decision struct {
 		targets []int // indexes into r.tables
 		reason  string
+		// unrouted: the record reaches no table (not an error of a
+		// table it reaches): skipped when the config says so.
+		unrouted bool
 	}
 	decided := map[string]decision{}
 	byName := map[string]int{}
@@ -78,6 +123,13 @@ func (t *task) route(ctx context.Context, b sdk.Batch) (routed, error) {
 	for i := range n {
 		v, ok := val(i)
 		if !ok {
+			if t.cfg.skipUnrouted {
+				r.skipped++
+				if r.example == "" {
+					r.example = "null"
+				}
+				continue
+			}
 			r.rejected = append(r.rejected, sdk.Rejected{Offset: offsets.Value(i),
 				Reason: fmt.Sprintf("iceberg sink: route field %s is null: the record matches no table", field)})
 			continue
@@ -88,6 +140,7 @@ func (t *task) route(ctx context.Context, b sdk.Batch) (routed, error) {
 				name := strings.ToLower(strings.TrimSpace(v))
 				if _, err := parseTableName(name); err != nil {
 					d.reason = fmt.Sprintf("iceberg sink: route field %s = %q does not name a table: %v", field, v, err)
+					d.unrouted = true
 				} else {
 					idx, reason, err := target(name)
 					if err != nil {
@@ -117,9 +170,17 @@ func (t *task) route(ctx context.Context, b sdk.Batch) (routed, error) {
 				}
 				if len(d.targets) == 0 {
 					d.reason = fmt.Sprintf("iceberg sink: route field %s = %q matches no table's route-regex", field, v)
+					d.unrouted = true
 				}
 			}
 			decided[v] = d
+		}
+		if d.unrouted && t.cfg.skipUnrouted {
+			r.skipped++
+			if r.example == "" {
+				r.example = v
+			}
+			continue
 		}
 		if d.reason != "" {
 			r.rejected = append(r.rejected, sdk.Rejected{Offset: offsets.Value(i), Reason: d.reason})

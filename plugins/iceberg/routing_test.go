@@ -1,7 +1,9 @@
 package iceberg
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -18,6 +20,7 @@ func TestRouteByFieldRegex(t *testing.T) {
 		prefixTable + "db.west" + suffixRouteRegex:  "fr|nl",
 		prefixTable + "db.east" + suffixRouteRegex:  "de|pl|nl", // nl goes to both
 		prefixTable + "db.never" + suffixRouteRegex: "xx",
+		keyUnrouted: unroutedReject,
 	})
 	tk := f.open(2)
 	prepare(t, tk, 1, schemaV1)
@@ -89,6 +92,70 @@ func TestRouteByFieldRegex(t *testing.T) {
 	}
 }
 
+// By default a record that reaches no table (a null route value, one no
+// route-regex matches, a dynamic value naming no namespace.table) is
+// skipped as the Apache Iceberg sink skips it: not rejected (no dead
+// letter, no failed task), counted, and reported in the log at the
+// checkpoint; the frontier moves past it.
+func TestUnroutedRecordsAreSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     map[string]string
+		schema  *arrow.Schema
+		fill    func(col string, off int64, b array.Builder) bool
+		example string
+	}{
+		{"route-regex", map[string]string{keyTables: "db.west", keyRouteField: "country", prefixTable + "db.west" + suffixRouteRegex: "fr|nl|de|pl"}, schemaV1,
+			func(col string, off int64, b array.Builder) bool {
+				if col != "country" || off < 40 {
+					return false
+				}
+				if off%2 == 0 {
+					b.(*array.StringBuilder).Append("it")
+				} else {
+					b.AppendNull()
+				}
+				return true
+			}, "it"},
+		{"dynamic", map[string]string{keyTables: "", keyDynamic: "true", keyRouteField: "kind"}, schemaKind,
+			func(col string, off int64, b array.Builder) bool {
+				if col != "kind" {
+					return false
+				}
+				if off < 40 {
+					b.(*array.StringBuilder).Append("db.west")
+				} else {
+					b.(*array.StringBuilder).Append("orphan")
+				}
+				return true
+			}, "orphan"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.cfg)
+			tk := f.open(1)
+			var logs bytes.Buffer
+			tk.log = slog.New(slog.NewTextHandler(&logs, nil))
+			prepare(t, tk, 1, tc.schema)
+			b := batchRows(tc.schema, 1, "p", 0, 50, tc.fill)
+			if rejected := write(t, tk, 1, b); len(rejected) != 0 {
+				t.Fatalf("rejected %d records (%+v), want them skipped", len(rejected), rejected[0])
+			}
+			flushCommit(t, tk, 1, []sdk.Range{{Partition: "p", From: 0, Next: 50}})
+			if n := len(f.readRows("db.west")); n != 40 {
+				t.Errorf("db.west holds %d rows, want 40", n)
+			}
+			out := logs.String()
+			if !strings.Contains(out, "skipped=10") || !strings.Contains(out, "example_value="+tc.example) || !strings.Contains(out, keyUnrouted+"=reject") {
+				t.Errorf("log does not report the 10 skipped records with an example and the way out:\n%s", out)
+			}
+			fr, err := f.open(1).Frontier(context.Background())
+			if err != nil || fr.Positions["p"] != 50 {
+				t.Fatalf("frontier = %+v, %v: the skipped records must not hold it back", fr, err)
+			}
+		})
+	}
+}
+
 var schemaKind = withFields(schemaV1, arrow.Field{Name: "kind", Type: arrow.BinaryTypes.String, Nullable: true})
 
 func TestDynamicTables(t *testing.T) {
@@ -96,6 +163,7 @@ func TestDynamicTables(t *testing.T) {
 		keyTables:     "",
 		keyDynamic:    "true",
 		keyRouteField: "kind",
+		keyUnrouted:   unroutedReject,
 	})
 	tk := f.open(1)
 	if changes := prepare(t, tk, 1, schemaKind); len(changes) != 0 {

@@ -24,8 +24,10 @@ const Version = "0.1.0"
 // Component returns the Iceberg sink component.
 func Component() sdk.Component {
 	return sdk.Component{
-		Name:    "iceberg",
-		Aliases: []string{"org.apache.iceberg.connect.IcebergSinkConnector"},
+		Name: "iceberg",
+		// The Apache Iceberg sink's class, and Tabular's from before it
+		// moved to Apache: a Connect config starts by changing nothing.
+		Aliases: []string{"org.apache.iceberg.connect.IcebergSinkConnector", "io.tabular.iceberg.connect.IcebergSinkConnector"},
 		Version: Version,
 		Summary: "Writes records to Apache Iceberg tables, exactly once: data files per checkpoint, one commit per table with the source positions in the snapshot.",
 		Spec:    Spec(),
@@ -135,6 +137,10 @@ type task struct {
 	// closeMu lets Close wait for Writes that are handing items over.
 	closeMu sync.RWMutex
 	writers []*writer
+
+	// unrouted counts records skipped for reaching no table; Flush
+	// reports them.
+	unrouted unroutedCounter
 }
 
 var (

@@ -15,7 +15,8 @@ import (
 // to the writers' queues, blocking while a queue is full (backpressure).
 // The batch stays the caller's: the pieces hold their own references, so
 // the common case (one writer, every row to each table) copies nothing.
-// Rows of records that reach no table come back as rejected.
+// Rows of records that reach no table are skipped and counted
+// (iceberg.tables.unrouted=skip) or come back as rejected.
 func (t *task) Write(ctx context.Context, req sdk.WriteRequest) ([]sdk.Rejected, error) {
 	if err := t.writeAllowed(req.Checkpoint); err != nil {
 		return nil, err
@@ -43,6 +44,7 @@ func (t *task) Write(ctx context.Context, req sdk.WriteRequest) ([]sdk.Rejected,
 	if err != nil {
 		return nil, err
 	}
+	t.unrouted.add(r.skipped, r.example)
 	items, err := t.split(ctx, req, r)
 	if err != nil {
 		return nil, err
