@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/floehq/floe/host/compat"
 	"github.com/floehq/floe/host/dlq"
 	"github.com/floehq/floe/sdk"
 )
@@ -59,6 +60,7 @@ const (
 	groupPipeline = "Pipeline"
 	groupErrors   = "Error Handling"
 	groupProcess  = "Plugin Processes"
+	groupCompat   = "Kafka Connect and Apache Iceberg Sink"
 )
 
 // HostSpec declares the connector keys the host owns: their types,
@@ -76,9 +78,9 @@ func HostSpec() sdk.Spec {
 		sdk.String(KeyName).Require().Rank(sdk.High).InGroup(groupCommon).
 			Describe("Globally unique name of the connector."),
 		sdk.String(KeyConnectorClass).Require().Rank(sdk.High).InGroup(groupCommon).
-			Describe("The sink component (iceberg, or org.apache.iceberg.connect.IcebergSinkConnector).").WithExample("iceberg"),
+			Describe("The sink component (iceberg, or the Apache Iceberg sink's class, org.apache.iceberg.connect.IcebergSinkConnector).").WithExample("iceberg"),
 		sdk.String(KeySource).Require().Rank(sdk.High).InGroup(groupCommon).
-			Describe("The source component (kafka, datagen).").WithExample("kafka"),
+			Describe("The source component (kafka, datagen). Without it, a connector with topics or topics.regex reads Kafka, as a Kafka Connect sink does.").WithExample("kafka"),
 		sdk.String(KeyPartitioner).Default(DefaultPartitioner).Rank(sdk.Medium).InGroup(groupCommon).
 			Describe("The partitioner component that picks a writer for every record (hash, round-robin, skew-aware)."),
 		sdk.String(KeyMaintenance).Rank(sdk.Medium).InGroup(groupCommon).
@@ -122,6 +124,7 @@ func HostSpec() sdk.Spec {
 			Rank(sdk.Low).InGroup(groupProcess).
 			Describe("Wait before the first restart of a crashed plugin process; doubled per attempt, capped at 60 s."),
 	}
+	fields = append(fields, compat.Fields(groupCompat)...)
 	for _, k := range sdk.AllKinds() {
 		nice := sdk.Int(processKey(k, "nice")).Min(-20).Max(19).Rank(sdk.Low).InGroup(groupProcess).
 			Describe(fmt.Sprintf("Niceness of the %s plugin process (negative values need CAP_SYS_NICE).", k)).WithExample("10")

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/floehq/floe/host/compat"
 )
 
 // Worker config keys (a flat JSON object of strings, as Connect's worker
@@ -60,6 +62,11 @@ type Config struct {
 	// ShutdownTimeout bounds the final checkpoints at shutdown
 	// (task.shutdown.graceful.timeout.ms).
 	ShutdownTimeout time.Duration
+	// ConnectorDefaults holds the keys connectors inherit, as a Kafka
+	// Connect worker's connectors do: bootstrap.servers and the
+	// converters (key.converter, value.converter, header.converter and
+	// their settings). See [compat.Translate].
+	ConnectorDefaults map[string]string
 }
 
 // LoadConfig reads a worker config file. Errors name the file and the key.
@@ -90,12 +97,12 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 	keys := slices.Sorted(maps.Keys(raw))
 	known := workerKeys()
 	for _, k := range keys {
-		if !slices.Contains(known, k) {
+		if !slices.Contains(known, k) && !compat.WorkerKey(k) {
 			msg := fmt.Sprintf("worker config %s: unknown key %q", file, k)
 			if s := closest(k, known); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
-			return Config{}, fmt.Errorf("%s (known keys: %s)", msg, strings.Join(known, ", "))
+			return Config{}, fmt.Errorf("%s (known keys: %s, and bootstrap.servers and the converters connectors inherit)", msg, strings.Join(known, ", "))
 		}
 	}
 	get := func(k, def string) string {
@@ -112,6 +119,14 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		ConfigDir:       get(KeyConfigDir, ""),
 		LogLevel:        strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
 		ShutdownTimeout: DefaultShutdownTimeout,
+	}
+	for k, v := range raw {
+		if compat.WorkerKey(k) {
+			if c.ConnectorDefaults == nil {
+				c.ConnectorDefaults = map[string]string{}
+			}
+			c.ConnectorDefaults[k] = v
+		}
 	}
 	for _, l := range c.Listeners {
 		u, err := url.Parse(l)

@@ -56,6 +56,9 @@ func (f *fakePlugins) Components() []client.Component {
 		{Kind: sdk.KindSource, Name: "kafka", Version: "1.0", Fields: []sdk.Field{
 			*sdk.String("kafka.bootstrap.servers").Require(),
 			*sdk.Prefix("kafka."),
+			*sdk.List("topics"),
+			*sdk.String("value.format"),
+			*sdk.String("schema.registry.url"),
 			*sdk.Long("gen.count").Default("0"),
 		}},
 		{Kind: sdk.KindPartitioner, Name: "hash", Version: "1.0"},

@@ -45,11 +45,26 @@ func componentName(config map[string]string, k sdk.Kind) string {
 	return v
 }
 
-// findComponent looks a component up by kind and name or alias.
+// findComponent looks a component up by kind and name or alias. As Kafka
+// Connect resolves connector.class, an alias that is a class name also
+// answers to its simple name and to that name without its "Connector"
+// suffix (org.apache.iceberg.connect.IcebergSinkConnector: also
+// IcebergSinkConnector and IcebergSink).
 func findComponent(all []client.Component, k sdk.Kind, name string) (client.Component, bool) {
 	for _, c := range all {
 		if c.Kind == k && (c.Name == name || slices.Contains(c.Aliases, name)) {
 			return c, true
+		}
+	}
+	for _, c := range all {
+		if c.Kind != k {
+			continue
+		}
+		for _, a := range c.Aliases {
+			simple := a[strings.LastIndexByte(a, '.')+1:]
+			if simple != a && (name == simple || name == strings.TrimSuffix(simple, "Connector")) {
+				return c, true
+			}
 		}
 	}
 	return client.Component{}, false

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/floehq/floe/host/compat"
 	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/client"
@@ -21,6 +22,9 @@ type validation struct {
 	comps map[sdk.Kind]client.Component
 	// secrets holds the keys declared PASSWORD (or secret) by a spec.
 	secrets map[string]bool
+	// ignored holds the keys floe accepts and does not use, with why
+	// (compat.Translate).
+	ignored []compat.Note
 }
 
 func (v validation) ok() bool { return v.infos.ErrorCount == 0 }
@@ -134,33 +138,55 @@ const validateTimeout = 30 * time.Second
 // probes: it guards create, update, restart and start-up, which must not
 // depend on other systems answering.
 func (w *Worker) validate(ctx context.Context, config map[string]string) validation {
-	return w.validateWith(ctx, config, false)
+	v := w.validateWith(ctx, config, false)
+	w.logIgnored(config[runtime.KeyName], v)
+	return v
 }
 
 // validateWith is validate, also running the components' probes
 // (sdk.Spec.WithProbe) when probe is set: config/validate only.
+//
+// The config is validated as floe runs it ([Worker.effective]: Kafka
+// Connect's and the Apache Iceberg sink's keys translated); the answer
+// lists the keys as given and the derived ones, and an error on a derived
+// key names the key it came from.
 func (w *Worker) validateWith(ctx context.Context, config map[string]string, probe bool) validation {
+	tr := compat.Translate(config, w.cfg.ConnectorDefaults)
+	eff := tr.Config
+	shown := maps.Clone(config)
+	for k := range tr.From {
+		shown[k] = eff[k]
+	}
 	all := w.plugins.Components()
-	set, problems := resolveSpecs(all, config)
-	v := validation{comps: map[sdk.Kind]client.Component{}, secrets: map[string]bool{}}
+	set, problems := resolveSpecs(all, eff)
+	v := validation{comps: map[sdk.Kind]client.Component{}, secrets: map[string]bool{}, ignored: tr.Ignored}
 	for _, c := range set.comps {
 		v.comps[c.kind] = c.comp
 	}
 
-	b := newInfosBuilder(config, set)
+	b := newInfosBuilder(shown, set)
 	b.addFields(set.host.Fields(), "")
 	for _, c := range set.byOwnership() {
 		b.addFields(c.comp.Fields, c.comp.Name)
 	}
-	for key, msg := range problems {
+	addError := func(key, msg string) {
+		if from, ok := tr.From[key]; ok {
+			msg = fmt.Sprintf("%s (floe set %s from %s)", msg, key, from)
+		}
 		b.addError(key, msg)
 	}
-	for _, e := range set.host.Validate(config) {
-		b.addError(e.Key, e.Message)
+	for key, msg := range problems {
+		addError(key, msg)
 	}
-	for key, msg := range w.validateInPlugins(ctx, set, config, probe) {
+	for key, msg := range tr.Errors {
+		b.addError(key, msg)
+	}
+	for _, e := range set.host.Validate(eff) {
+		addError(e.Key, e.Message)
+	}
+	for key, msg := range w.validateInPlugins(ctx, set, eff, probe) {
 		for _, m := range msg {
-			b.addError(key, m)
+			addError(key, m)
 		}
 	}
 	// Keys nobody declares.
@@ -169,7 +195,7 @@ func (w *Worker) validateWith(ctx context.Context, config map[string]string, pro
 	for _, c := range set.comps {
 		comps = append(comps, fmt.Sprintf("%s %s", c.kind, c.comp.Name))
 	}
-	for _, key := range slices.Sorted(maps.Keys(config)) {
+	for _, key := range slices.Sorted(maps.Keys(shown)) {
 		if _, ok := set.lookup(key); ok {
 			continue
 		}
@@ -181,13 +207,28 @@ func (w *Worker) validateWith(ctx context.Context, config map[string]string, pro
 		}
 		b.addError(key, msg)
 	}
-	for key := range config {
+	for key := range shown {
 		if set.isSecret(key) {
 			v.secrets[key] = true
 		}
 	}
 	v.infos = b.build(config[runtime.KeyConnectorClass], v.secrets)
 	return v
+}
+
+// effective is the config a connector runs with: config as
+// compat.Translate reads it, with the worker's connector defaults
+// (bootstrap.servers, converters). The stored config stays as given.
+func (w *Worker) effective(config map[string]string) map[string]string {
+	return compat.Translate(config, w.cfg.ConnectorDefaults).Config
+}
+
+// logIgnored logs each key of a connector's config that floe accepts and
+// does not use, with why: never silently.
+func (w *Worker) logIgnored(name string, v validation) {
+	for _, n := range v.ignored {
+		w.logger.Warn("connector config key accepted but ignored", "connector", name, "key", n.Key, "why", n.Why)
+	}
 }
 
 // validateInPlugins runs each component's own validation in its plugin

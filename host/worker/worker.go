@@ -770,12 +770,14 @@ func (w *Worker) persist(ctx context.Context, c *conn, created bool) error {
 	return nil
 }
 
-// runtimeOptions are the runtime settings of a connector.
+// runtimeOptions are the runtime settings of a connector. It runs with
+// its effective config (Connect's keys translated); the stored one stays
+// as given.
 func (w *Worker) runtimeOptions(c *conn, paused bool) runtime.Options {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return runtime.Options{
-		Name: c.name, Config: maps.Clone(c.config), Components: maps.Clone(c.comps),
+		Name: c.name, Config: w.effective(c.config), Components: maps.Clone(c.comps),
 		DataDir: w.cfg.DataDir, Plugins: w.plugins, Offsets: w.store, Statuses: w.store,
 		Metrics: w.metrics.Connector(c.name), Logger: w.logger, Paused: paused, Tuning: w.deps.Tuning,
 	}

@@ -1,0 +1,107 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/floehq/floe/host/runtime"
+)
+
+// syncBuffer is a bytes.Buffer safe for the worker's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// A Kafka Connect sink config (topics, no source, the brokers and
+// converters in the worker config, the sink named by its simple class
+// name, carried-over Apache sink keys) validates and runs; the keys floe
+// ignores are logged, each naming the key and why; the stored config stays
+// as given.
+func TestConnectConfigRunsUnchanged(t *testing.T) {
+	fp := newFakePlugins()
+	var logs syncBuffer
+	w, err := New(context.Background(), Config{DataDir: t.TempDir(), WorkerID: "w1", ConnectorDefaults: map[string]string{
+		"bootstrap.servers": "broker:9092", "value.converter": "io.confluent.connect.avro.AvroConverter",
+		"value.converter.schemas.enable": "false",
+	}}, Deps{
+		Plugins: fp,
+		Logger:  hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info, JSONFormat: true}),
+		Tuning:  runtime.Tuning{ReadPoll: 10 * time.Millisecond, CloseTimeout: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.Close(ctx)
+	})
+	cfg := map[string]string{
+		"connector.class": "TblSink", "topics": "events", "tbl.path": "/x", "tasks.max": "1", "commit.interval.ms": "20",
+		"iceberg.control.topic": "control-iceberg", "iceberg.kafka.auto.offset.reset": "earliest",
+	}
+	infos, err := w.Validate(context.Background(), "TblSink", withName(cfg, "c"))
+	if err != nil || infos.ErrorCount != 0 {
+		t.Fatalf("validate: %v %+v", err, errorsOf(infos))
+	}
+	shown := map[string]string{}
+	for _, c := range infos.Configs {
+		if c.Value.Value != nil {
+			shown[c.Value.Name] = *c.Value.Value
+		}
+	}
+	if shown["source"] != "kafka" || shown["kafka.bootstrap.servers"] != "broker:9092" || shown["iceberg.control.topic"] != "control-iceberg" {
+		t.Errorf("validate shows source %q, kafka.bootstrap.servers %q, iceberg.control.topic %q: want kafka, the worker's brokers, the key as given",
+			shown["source"], shown["kafka.bootstrap.servers"], shown["iceberg.control.topic"])
+	}
+
+	info, err := w.CreateConnector(context.Background(), "c", withName(cfg, "c"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, derived := info.Config["source"]; derived || info.Config["connector.class"] != "TblSink" {
+		t.Errorf("stored config changed: %v", info.Config)
+	}
+	waitFor(t, "the connector running", func() bool {
+		st, err := w.ConnectorStatus("c")
+		return err == nil && st.Connector.State == StateRunning && len(st.Tasks) == 1 && st.Tasks[0].State == StateRunning
+	})
+	out := logs.String()
+	for _, key := range []string{"iceberg.control.topic", "iceberg.kafka.auto.offset.reset", "value.converter.schemas.enable"} {
+		if !strings.Contains(out, `"key":"`+key+`"`) || !strings.Contains(out, "accepted but ignored") {
+			t.Errorf("no warning naming ignored key %s in the log:\n%s", key, out)
+		}
+	}
+
+	// A converter floe cannot read is an error naming the key.
+	bad := withName(cfg, "c2")
+	bad["value.converter"] = "org.apache.kafka.connect.json.JsonConverter"
+	_, err = w.CreateConnector(context.Background(), "c2", bad, "")
+	if err == nil || !strings.Contains(err.Error(), "value.converter: org.apache.kafka.connect.json.JsonConverter is not supported yet") {
+		t.Errorf("JSON converter: %v", err)
+	}
+}
+
+func errorsOf(infos ConfigInfos) []string {
+	var out []string
+	for _, c := range infos.Configs {
+		for _, e := range c.Value.Errors {
+			out = append(out, c.Value.Name+": "+e)
+		}
+	}
+	return out
+}
