@@ -90,6 +90,17 @@
 // (malformed JSON names the problem, line and column); 405 for a known path
 // with the wrong method; 500 for everything else.
 //
+// # Browsers
+//
+// A web page must not drive the API from a user's browser. Before any
+// handler runs: a cross-origin POST, PUT, PATCH or DELETE (Sec-Fetch-Site
+// or Origin says another site sent it) answers 403; on a loopback
+// listener a Host header that is not a loopback name answers 403 (DNS
+// rebinding); a write body that is not application/json answers 415.
+// floe sends no CORS headers, so no other origin reads an answer.
+// Non-browser clients send neither Origin nor Sec-Fetch-Site and are not
+// affected.
+//
 // # Secrets
 //
 // Config values of keys that a component declares as PASSWORD, keys whose

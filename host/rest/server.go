@@ -32,11 +32,13 @@ type Server struct {
 	loggers *Loggers
 	logger  *slog.Logger
 	mux     *http.ServeMux
+	// cop refuses cross-origin writes (see guard).
+	cop *http.CrossOriginProtection
 }
 
 // New returns the API over opts.Worker.
 func New(opts Options) *Server {
-	s := &Server{w: opts.Worker, loggers: opts.Loggers, logger: opts.Logger, mux: http.NewServeMux()}
+	s := &Server{w: opts.Worker, loggers: opts.Loggers, logger: opts.Logger, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -98,7 +100,9 @@ func (s *Server) routes(metrics prometheus.Gatherer) {
 
 // ServeHTTP routes a request. Unknown paths and wrong methods answer
 // Connect's JSON error (404, 405 with Allow) instead of net/http's text;
-// a handler panic answers 500 and is logged.
+// a handler panic answers 500 and is logged. Cross-origin writes, a
+// foreign Host on a loopback listener and non-JSON write bodies are
+// refused first (guard).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -113,6 +117,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"status", rec.status, "duration", time.Since(start), "remote", r.RemoteAddr)
 	}()
 
+	if !s.guard(rec, r) {
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.notRouted(rec, r)
 		return
