@@ -113,6 +113,7 @@ func TestRESTConnectEntities(t *testing.T) {
 	do("", "PUT", "/connectors/"+name+"/stop", nil, http.StatusNoContent)
 	f.WaitStatus(ctx, name, "STOPPED", false, func(s harness.ConnectorStatus) bool { return s.Connector.State == "STOPPED" })
 	do("ConnectorStateInfo", "GET", "/connectors/"+name+"/status", nil, http.StatusOK)
+	do("", "POST", "/connectors/"+name+"/restart", nil, http.StatusNoContent) // Connect: 204, it stays STOPPED
 	do("", "PUT", "/connectors/"+name+"/resume", nil, http.StatusAccepted)
 	f.WaitStatus(ctx, name, "RUNNING after resume", false, harness.ConnectorStatus.Running)
 	do("", "DELETE", "/connectors/"+name, nil, http.StatusNoContent)

@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +95,60 @@ func TestRESTRefusesBrowserRequests(t *testing.T) {
 	defer cancel()
 	if err := api.DeleteConnector(rctx, "csrf"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRESTNoGhostConnector sends an invalid PUT of a new connector and,
+// 50 ms later while it still validates, a valid PUT of the same name, 20
+// rounds on a real floe. Every answer must tell the truth: the invalid
+// one 400, the valid one 201 (it created the connector), the connector
+// listed and RUNNING with one runtime (four plugin processes), and after
+// DELETE no plugin process left. Before the fix the valid PUT answered
+// 404 and left the connector running unlisted.
+func TestRESTNoGhostConnector(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"), harness.Plugin("iceberg"))
+	ctx := harness.Context(t, 5*time.Minute)
+	f := harness.StartFloe(t, env, harness.Options{})
+	api := f.API
+	valid := map[string]string{"connector.class": "iceberg", "source": "datagen", "datagen.rate": "10", "tasks.max": "1", "iceberg.tables": "ghost.t"}
+	invalid := maps.Clone(valid)
+	invalid["iceberg.tables"] = "no_namespace" // refused by the sink plugin, after it started
+	for round := range 20 {
+		type answer struct {
+			code int
+			body string
+		}
+		first := make(chan answer, 1)
+		go func() {
+			r, err := api.Do(ctx, "PUT", "/connectors/ghost/config", invalid)
+			if err != nil {
+				first <- answer{0, err.Error()}
+				return
+			}
+			first <- answer{r.Status, string(r.Body)}
+		}()
+		time.Sleep(50 * time.Millisecond)
+		r, err := api.Do(ctx, "PUT", "/connectors/ghost/config", valid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := <-first
+		if a.code != http.StatusBadRequest {
+			t.Fatalf("round %d: invalid PUT answered %d %s, want 400", round, a.code, a.body)
+		}
+		if r.Status != http.StatusCreated {
+			t.Fatalf("round %d: valid PUT answered %d %s, want 201 (created)", round, r.Status, r.Body)
+		}
+		if names, err := api.Connectors(ctx); err != nil || !slices.Equal(names, []string{"ghost"}) {
+			t.Fatalf("round %d: GET /connectors = %v %v, want [ghost]", round, names, err)
+		}
+		f.WaitStatus(ctx, "ghost", "RUNNING", false, harness.ConnectorStatus.Running)
+		if err := api.DeleteConnector(ctx, "ghost"); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		f.WaitFor(ctx, "no plugin process after the delete", func(context.Context) (bool, string, error) {
+			ps := f.Plugins()
+			return len(ps) == 0, fmt.Sprintf("%d plugin processes: %v", len(ps), ps), nil
+		})
 	}
 }

@@ -14,7 +14,7 @@
 //	PUT    /connectors/{c}/config                   201 created + Location, 200 updated, 400
 //	PATCH  /connectors/{c}/config                   200, 400, 404 (null removes a key)
 //	GET    /connectors/{c}/status[?floe=true]       200, 404 (floe=true adds floe's progress)
-//	POST   /connectors/{c}/restart                  204 (no flags), 202 + status (includeTasks/onlyFailed)
+//	POST   /connectors/{c}/restart                  204 (no flags), 202 + status (includeTasks/onlyFailed); a STOPPED connector stays so
 //	PUT    /connectors/{c}/pause|resume             202
 //	PUT    /connectors/{c}/stop                     204
 //	GET    /connectors/{c}/tasks                    200

@@ -34,6 +34,8 @@ type fakePlugins struct {
 	failTask atomic.Int64
 	// readDelay slows every Read down.
 	readDelay time.Duration
+	// badDelay slows the sink's validation of tbl.path "bad" down.
+	badDelay time.Duration
 	// probes counts the sink's probe runs; probeLeft is the time its
 	// last one had before its ctx's deadline.
 	probes    atomic.Int64
@@ -97,6 +99,7 @@ func (p *fakeProc) Validate(_ context.Context, kind sdk.Kind, _ string, cfg map[
 		return []sdk.ConfigError{{Key: runtime.KeyDataDir, Message: "missing"}}, nil
 	}
 	if kind == sdk.KindSink && cfg["tbl.path"] == "bad" {
+		time.Sleep(p.f.badDelay)
 		return []sdk.ConfigError{{Key: "tbl.path", Message: "path \"bad\" is not writable"}}, nil
 	}
 	if kind == sdk.KindSink && cfg["tbl.path"] == "" {

@@ -178,6 +178,9 @@ func (w *Worker) overrideOffsets(ctx context.Context, name string, reset bool, a
 	}
 	c.op.Lock()
 	defer c.op.Unlock()
+	if c.deleted {
+		return fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
+	}
 	_, target, rt, _, _ := c.snapshot()
 	if target != store.TargetStopped || rt != nil {
 		state := target

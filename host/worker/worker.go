@@ -442,18 +442,14 @@ func (w *Worker) CreateConnector(ctx context.Context, name string, config map[st
 
 	v := w.validate(ctx, cfg)
 	if !v.ok() {
-		w.mu.Lock()
-		delete(w.conns, name)
-		w.mu.Unlock()
+		w.release(c)
 		return ConnectorInfo{}, &ValidationError{Infos: v.infos}
 	}
 	c.mu.Lock()
 	c.config, c.secrets, c.comps = cfg, v.secrets, v.comps
 	c.mu.Unlock()
 	if err := w.persist(ctx, c, true); err != nil {
-		w.mu.Lock()
-		delete(w.conns, name)
-		w.mu.Unlock()
+		w.release(c)
 		return ConnectorInfo{}, err
 	}
 	if target != store.TargetStopped {
@@ -463,18 +459,44 @@ func (w *Worker) CreateConnector(ctx context.Context, name string, config map[st
 	return w.Connector(name)
 }
 
-// PutConnectorConfig implements [API]: a new config restarts the
-// connector (its final checkpoint commits first) in its target state.
-func (w *Worker) PutConnectorConfig(ctx context.Context, name string, config map[string]string) (ConnectorInfo, bool, error) {
-	if _, err := w.get(name); errors.Is(err, ErrNotFound) {
-		info, err := w.CreateConnector(ctx, name, config, StateRunning)
-		if errors.Is(err, ErrExists) { // created meanwhile: replace it
-			return w.PutConnectorConfig(ctx, name, config)
-		}
-		return info, err == nil, err
+// release drops the reservation of a create that failed; c.op is held.
+// It marks c deleted first, so that an operation waiting on c.op (a PUT
+// of the same name that found the reservation) sees the connector is
+// gone instead of configuring and starting one nobody lists.
+func (w *Worker) release(c *conn) {
+	c.mu.Lock()
+	c.deleted = true
+	c.mu.Unlock()
+	w.mu.Lock()
+	if w.conns[c.name] == c {
+		delete(w.conns, c.name)
 	}
-	info, err := w.reconfigure(ctx, name, func(map[string]string) map[string]string { return maps.Clone(config) })
-	return info, false, err
+	w.mu.Unlock()
+}
+
+// errGone is wrapped (with ErrNotFound) by operations that waited for a
+// connector that was deleted, or whose create failed, meanwhile.
+var errGone = errors.New("deleted while this request waited")
+
+// PutConnectorConfig implements [API]: a new config restarts the
+// connector (its final checkpoint commits first) in its target state. A
+// PUT that waited for a create of the same name that then failed, or for
+// a delete, creates the connector: the answer always says what runs.
+func (w *Worker) PutConnectorConfig(ctx context.Context, name string, config map[string]string) (ConnectorInfo, bool, error) {
+	for {
+		if _, err := w.get(name); errors.Is(err, ErrNotFound) {
+			info, err := w.CreateConnector(ctx, name, config, StateRunning)
+			if errors.Is(err, ErrExists) { // created meanwhile: replace it
+				continue
+			}
+			return info, err == nil, err
+		}
+		info, err := w.reconfigure(ctx, name, func(map[string]string) map[string]string { return maps.Clone(config) })
+		if errors.Is(err, errGone) {
+			continue
+		}
+		return info, false, err
+	}
 }
 
 // PatchConnectorConfig implements [API].
@@ -501,7 +523,7 @@ func (w *Worker) reconfigure(ctx context.Context, name string, edit func(map[str
 	c.op.Lock()
 	defer c.op.Unlock()
 	if c.deleted {
-		return ConnectorInfo{}, fmt.Errorf("connector %s: %w", name, ErrNotFound)
+		return ConnectorInfo{}, fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
 	}
 	old, _, _, _, secrets := c.snapshot()
 	cfg := edit(old)
@@ -606,7 +628,9 @@ func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks
 	}
 	cfg, target, rt, failure, _ := c.snapshot()
 	if target == store.TargetStopped {
-		return ConnectorStatus{}, fmt.Errorf("connector %s is STOPPED; resume it instead: %w", name, ErrBadState)
+		// As in Connect: a STOPPED connector restarts into STOPPED, which
+		// leaves nothing to do (PUT resume starts it).
+		return w.status(c), nil
 	}
 	ended := rt == nil
 	if rt != nil {
@@ -687,6 +711,9 @@ func (w *Worker) RestartTask(ctx context.Context, name string, task int) error {
 	}
 	c.op.Lock()
 	defer c.op.Unlock()
+	if c.deleted {
+		return fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
+	}
 	cfg, target, rt, failure, _ := c.snapshot()
 	if task < 0 || task >= tasksMax(cfg) || target == store.TargetStopped {
 		return fmt.Errorf("connector %s has no task %d: %w", name, task, ErrNotFound)
@@ -725,6 +752,9 @@ func (w *Worker) setTarget(ctx context.Context, name string, target store.Target
 	}
 	c.op.Lock()
 	defer c.op.Unlock()
+	if c.deleted {
+		return fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
+	}
 	c.mu.Lock()
 	prev, rt, failure := c.target, c.rt, c.failure
 	c.target = target
