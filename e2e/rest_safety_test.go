@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +154,49 @@ func TestRESTNoGhostConnector(t *testing.T) {
 			ps := f.Plugins()
 			return len(ps) == 0, fmt.Sprintf("%d plugin processes: %v", len(ps), ps), nil
 		})
+	}
+}
+
+// TestSecondWorkerOnDataDirFails starts a second `floe standalone` on the
+// data dir of a running one (on another port): it must exit non-zero at
+// once naming the data dir and the first one's pid, and start none of
+// the stored connectors (no plugin process of its own).
+func TestSecondWorkerOnDataDirFails(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"), harness.Plugin("iceberg"))
+	ctx := harness.Context(t, 3*time.Minute)
+	f := harness.StartFloe(t, env, harness.Options{})
+	if _, err := f.API.CreateConnector(ctx, harness.Connector{Name: "owned", Config: map[string]string{
+		"connector.class": "iceberg", "source": "datagen", "datagen.rate": "10", "iceberg.tables": "owned.t",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitStatus(ctx, "owned", "RUNNING", false, harness.ConnectorStatus.Running)
+	before := len(f.Plugins())
+
+	second := filepath.Join(t.TempDir(), "worker.json")
+	cfg := fmt.Sprintf(`{"listeners": "http://127.0.0.1:0", "plugin.path": %q, "data.dir": %q}`, env.PluginDir(), f.DataDir)
+	if err := os.WriteFile(second, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(cctx, env.FloeBin(), "standalone", second).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || cctx.Err() != nil {
+		t.Fatalf("the second worker did not fail at once: %v\n%s", err, out)
+	}
+	for _, want := range []string{f.DataDir, fmt.Sprintf("pid %d", f.PID())} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the second worker's error does not name %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "connector restored") || strings.Contains(string(out), "plugin process started") {
+		t.Errorf("the second worker started connectors:\n%s", out)
+	}
+	if after := len(f.Plugins()); after != before {
+		t.Errorf("plugin processes of the first worker went from %d to %d", before, after)
+	}
+	if st, err := f.API.Status(ctx, "owned"); err != nil || !st.Running() {
+		t.Errorf("the first worker's connector after the attempt: %+v %v", st, err)
 	}
 }

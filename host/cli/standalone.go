@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/floehq/floe/host/rest"
 	"github.com/floehq/floe/host/standalone"
+	"github.com/floehq/floe/host/store"
 	"github.com/floehq/floe/host/worker"
 )
 
@@ -103,12 +105,31 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 		files = append(files, c)
 	}
 
+	// One worker per data dir, and the REST port bound, before any
+	// stored connector starts: a second worker on the same data dir or
+	// port fails here, having started nothing.
+	lock, err := store.LockDataDir(wc.DataDir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Unlock() }()
+	listeners, err := rest.Listen(wc.Listeners)
+	if err != nil {
+		return err
+	}
+	closeListeners := func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}
+
 	// The worker's context outlives ctx (the signal): shutdown needs it
 	// to make the final commits.
 	wctx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorker()
 	w, err := a.startWorker(wctx, wc, logs)
 	if err != nil {
+		closeListeners()
 		return err
 	}
 	shutdown := func() error {
@@ -126,6 +147,7 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 
 	for i, c := range files {
 		if err := applyConnector(ctx, w, c); err != nil {
+			closeListeners()
 			_ = shutdown()
 			return fmt.Errorf("%s: %w", pos[1+i], err)
 		}
@@ -136,7 +158,7 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 	// ends; failed reports either one failing.
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	failed, waitServices, err := a.startServices(runCtx, wc, w, logs)
+	failed, waitServices, err := a.startServices(runCtx, wc, w, listeners, logs)
 	if err != nil {
 		_ = shutdown()
 		return err
@@ -174,15 +196,12 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 	return nil
 }
 
-// startServices starts the REST API on the listeners and, when config.dir
-// is set, the watched folder, and returns once the folder's files are
-// applied. Both run until ctx ends; failed receives the error of either
-// one failing, and wait returns when both stopped.
-func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWorker, logs *rest.Loggers) (failed <-chan error, wait func(), err error) {
-	listeners, err := rest.Listen(wc.Listeners)
-	if err != nil {
-		return nil, nil, err
-	}
+// startServices serves the REST API on the listeners (bound by the
+// caller) and, when config.dir is set, runs the watched folder, and
+// returns once the folder's files are applied. Both run until ctx ends;
+// failed receives the error of either one failing, and wait returns when
+// both stopped.
+func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWorker, listeners []net.Listener, logs *rest.Loggers) (failed <-chan error, wait func(), err error) {
 	errc := make(chan error, 2)
 	var bg sync.WaitGroup
 	api := rest.New(rest.Options{Worker: w, Metrics: w.Metrics(), Loggers: logs, Logger: logs.Logger(logREST)})

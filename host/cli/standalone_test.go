@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/floehq/floe/host/rest"
+	"github.com/floehq/floe/host/store"
 	"github.com/floehq/floe/host/worker"
 )
 
@@ -119,10 +120,34 @@ func TestStandaloneErrors(t *testing.T) {
 	}
 	defer func() { _ = l.Close() }()
 	busy := d.write(t, "busy.json", fmt.Sprintf(`{"listeners": "http://%s", "data.dir": %q}`, l.Addr(), d.dir))
-	w := newFakeWorker()
-	runApp(t, fakeApp(w), "standalone", busy).wants(t, 1, nil, []string{"listener", "change \"listeners\""})
-	if !w.isClosed() {
-		t.Error("worker not closed after the REST API failed to start")
+	started := false
+	app = &App{newWorker: func(context.Context, worker.Config, *rest.Loggers) (runningWorker, error) {
+		started = true
+		return newFakeWorker(), nil
+	}}
+	runApp(t, app, "standalone", busy).wants(t, 1, nil, []string{"listener", "change \"listeners\""})
+	if started {
+		t.Error("the worker (and its stored connectors) started although the REST port was busy")
+	}
+}
+
+// A second standalone on a data dir in use fails at once, naming the dir
+// and the pid holding it, and starts nothing.
+func TestStandaloneDataDirInUse(t *testing.T) {
+	d := newStandaloneDir(t, "")
+	lock, err := store.LockDataDir(filepath.Join(d.dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Unlock() }()
+	started := false
+	app := &App{newWorker: func(context.Context, worker.Config, *rest.Loggers) (runningWorker, error) {
+		started = true
+		return newFakeWorker(), nil
+	}}
+	runApp(t, app, "standalone", d.workerFile).wants(t, 1, nil, []string{"data dir", fmt.Sprintf("pid %d", os.Getpid()), "its own data.dir"})
+	if started {
+		t.Error("the worker started on a data dir in use")
 	}
 }
 
