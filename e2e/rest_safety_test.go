@@ -117,6 +117,17 @@ func TestRESTNoGhostConnector(t *testing.T) {
 	valid := map[string]string{"connector.class": "iceberg", "source": "datagen", "datagen.rate": "10", "tasks.max": "1", "iceberg.tables": "ghost.t"}
 	invalid := maps.Clone(valid)
 	invalid["iceberg.tables"] = "no_namespace" // refused by the sink plugin, after it started
+
+	// Names no URL or file holds are bad input: 400, not 500.
+	for _, name := range []string{".", "..", strings.Repeat("n", 251)} {
+		r, err := api.Do(ctx, "POST", "/connectors", map[string]any{"name": name, "config": valid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("POST a connector named %.20q (%d bytes): %d %s, want 400", name, len(name), r.Status, r.Body)
+		}
+	}
 	for round := range 20 {
 		type answer struct {
 			code int

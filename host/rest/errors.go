@@ -69,7 +69,14 @@ func validationMessage(infos worker.ConfigInfos) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Connector configuration is invalid and contains the following %d error(s):", len(lines))
-	for _, l := range lines {
+	for i, l := range lines {
+		if i == worker.MaxListedErrors {
+			fmt.Fprintf(&b, "\n… and %d more", len(lines)-i)
+			break
+		}
+		if len(l) > 1000 {
+			l = l[:1000] + "…"
+		}
 		b.WriteString("\n" + l)
 	}
 	class := infos.Name

@@ -101,3 +101,23 @@ func TestBrowserRequestsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// scope=cluster sets the level and answers 204, as Connect's KIP-976
+// does; an unknown scope is taken as worker.
+func TestLoggerScopes(t *testing.T) {
+	f := newFixture(t)
+	rec := f.do("PUT", "/admin/loggers/floe.worker?scope=cluster", `{"level": "DEBUG"}`)
+	if rec.Code != http.StatusNoContent || rec.Body.Len() != 0 {
+		t.Fatalf("scope=cluster: %d %s, want 204 and no body", rec.Code, rec.Body)
+	}
+	var lvl map[string]any
+	f.want(f.do("GET", "/admin/loggers/floe.worker", nil), http.StatusOK, &lvl)
+	if lvl["level"] != "DEBUG" {
+		t.Errorf("after scope=cluster the level is %v, want DEBUG", lvl["level"])
+	}
+	var affected []string
+	f.want(f.do("PUT", "/admin/loggers/floe.worker?scope=galaxy", `{"level": "INFO"}`), http.StatusOK, &affected)
+	if len(affected) == 0 || !strings.Contains(f.logs.String(), "invalid log level scope") {
+		t.Errorf("unknown scope: affected %v, log %s", affected, f.logs)
+	}
+}

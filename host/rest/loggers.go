@@ -247,10 +247,20 @@ func (s *Server) setLogger(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, "%v", err))
 		return
 	}
-	if scope := r.URL.Query().Get("scope"); scope != "" && !strings.EqualFold(scope, "worker") {
-		s.logger.Debug("log level scope ignored: a standalone worker has only its own", "scope", scope)
+	// As Connect (KIP-976): scope=cluster applies the level on every
+	// worker of the cluster and answers 204 (this worker is the whole
+	// cluster of a standalone worker); scope=worker, or none, answers the
+	// affected loggers; any other scope is logged and taken as worker.
+	scope := r.URL.Query().Get("scope")
+	cluster := strings.EqualFold(scope, "cluster")
+	if scope != "" && !cluster && !strings.EqualFold(scope, "worker") {
+		s.logger.Warn("invalid log level scope in a request; using worker (Connect's scopes are worker and cluster)", "scope", scope)
 	}
 	affected := s.loggers.SetLevel(name, level)
-	s.logger.Info("log level changed", "name", name, "level", LevelName(level))
+	s.logger.Info("log level changed", "name", name, "level", LevelName(level), "scope", map[bool]string{true: "cluster", false: "worker"}[cluster])
+	if cluster {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	writeJSON(w, http.StatusOK, affected)
 }

@@ -100,6 +100,20 @@ const tmpPrefix = ".tmp-"
 // fileName maps a connector name to a file name: letters, digits, '-',
 // '_' and '.' stay; every other byte (and a leading '.') becomes %XX, so
 // names with '/' or spaces cannot escape the folder or collide.
+// MaxNameBytes bounds the file name a connector's name becomes
+// ([fileName]), leaving room for the suffixes within the 255 bytes most
+// file systems allow.
+const MaxNameBytes = 240
+
+// CheckName refuses a connector name the store cannot hold: one whose
+// file name would be too long for the file system.
+func CheckName(name string) error {
+	if n := len(fileName(name)); n > MaxNameBytes {
+		return fmt.Errorf("connector name of %d bytes is too long: floe stores a connector in files named after it, and this name takes %d bytes there (at most %d; letters, digits, '-', '_' and '.' take one byte, any other byte three)", len(name), n, MaxNameBytes)
+	}
+	return nil
+}
+
 func fileName(name string) string {
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {

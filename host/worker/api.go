@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -85,14 +87,30 @@ type ValidationError struct {
 	Infos ConfigInfos
 }
 
+// MaxListedErrors bounds the errors a ValidationError's message lists;
+// config/validate's ConfigInfos has them all.
+const MaxListedErrors = 50
+
 func (e *ValidationError) Error() string {
-	msg := "connector configuration is invalid and contains the following errors:"
+	var b strings.Builder
+	b.WriteString("connector configuration is invalid and contains the following errors:")
+	n := 0
 	for _, c := range e.Infos.Configs {
 		for _, m := range c.Value.Errors {
-			msg += "\n" + c.Value.Name + ": " + m
+			if n < MaxListedErrors {
+				line := c.Value.Name + ": " + m
+				if len(line) > 1000 {
+					line = line[:1000] + "…"
+				}
+				b.WriteString("\n" + line)
+			}
+			n++
 		}
 	}
-	return msg
+	if n > MaxListedErrors {
+		fmt.Fprintf(&b, "\n… and %d more errors (config/validate lists them all)", n-MaxListedErrors)
+	}
+	return b.String()
 }
 
 // State is a connector's or task's state, with Connect's names.

@@ -3,7 +3,9 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,5 +66,32 @@ func TestRestartStoppedConnectorIsANoOp(t *testing.T) {
 	}
 	if n := fp.starts.Load() - before; n != 0 {
 		t.Errorf("restarting a STOPPED connector started %d plugin processes", n)
+	}
+}
+
+// Names no URL or file can hold are refused as bad input (400), not as a
+// failure of the store (500); a config of many bad keys gets a bounded
+// message.
+func TestNamesAndHugeConfigs(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	for _, name := range []string{".", "..", strings.Repeat("n", 251), strings.Repeat("é", 100)} {
+		_, err := w.CreateConnector(ctx, name, baseConfig(), "")
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			t.Errorf("create %.20q… (%d bytes): %v, want a validation error", name, len(name), err)
+		}
+	}
+	if _, err := w.CreateConnector(ctx, strings.Repeat("n", 240), baseConfig(), StateStopped); err != nil {
+		t.Errorf("a 240-byte name: %v", err)
+	}
+	cfg := baseConfig()
+	for i := range 5000 {
+		cfg[fmt.Sprintf("unknown.key.%06d.%s", i, strings.Repeat("x", 30))] = "v"
+	}
+	_, err := w.CreateConnector(ctx, "huge", cfg, "")
+	if err == nil || len(err.Error()) > 64<<10 || !strings.Contains(err.Error(), "more errors") {
+		t.Errorf("5000 unknown keys: a message of %d bytes, want at most 64 KiB saying how many more", len(fmt.Sprint(err)))
 	}
 }

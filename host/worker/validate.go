@@ -127,6 +127,11 @@ func resolveSpecs(all []client.Component, config map[string]string) (specSet, ma
 	return set, problems
 }
 
+// maxSuggestions bounds the unknown keys that get a "did you mean": a
+// config of thousands of unknown keys must not cost an edit distance to
+// every known key for each.
+const maxSuggestions = 100
+
 // validateTimeout bounds one plugin's Validate call (its probes included),
 // so a slow or unreachable system never hangs a REST call.
 const validateTimeout = 30 * time.Second
@@ -195,15 +200,19 @@ func (w *Worker) validateWith(ctx context.Context, config map[string]string, pro
 	for _, c := range set.comps {
 		comps = append(comps, fmt.Sprintf("%s %s", c.kind, c.comp.Name))
 	}
+	unknown := 0
 	for _, key := range slices.Sorted(maps.Keys(shown)) {
 		if _, ok := set.lookup(key); ok {
 			continue
 		}
+		unknown++
 		msg := fmt.Sprintf("unknown configuration %q: neither floe nor this connector's components (%s) declare it", key, strings.Join(comps, ", "))
 		if strings.HasPrefix(key, "floe.") {
 			msg = fmt.Sprintf("%q is reserved: floe sets floe.* keys for its plugins itself", key)
-		} else if s := closest(key, names); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
+		} else if unknown <= maxSuggestions {
+			if s := closest(key, names); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
 		}
 		b.addError(key, msg)
 	}

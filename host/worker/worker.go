@@ -920,7 +920,8 @@ func targetOf(s State) (store.TargetState, error) {
 	return "", fmt.Errorf("initial state %q: use RUNNING, PAUSED or STOPPED", s)
 }
 
-// checkName rejects names Connect rejects (empty, or control characters).
+// checkName rejects names Connect rejects (empty, or control characters),
+// "." and ".." (no URL reaches them), and names too long to store.
 func checkName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return validationError("name", name, "a connector needs a name")
@@ -929,6 +930,12 @@ func checkName(name string) error {
 		if r < 0x20 || r == 0x7f {
 			return validationError("name", name, fmt.Sprintf("connector name %q contains control characters", name))
 		}
+	}
+	if name == "." || name == ".." {
+		return validationError("name", name, fmt.Sprintf("connector name %q cannot be used: /connectors/%s is not a path to it", name, name))
+	}
+	if err := store.CheckName(name); err != nil {
+		return validationError("name", name[:min(len(name), 64)]+"…", err.Error())
 	}
 	return nil
 }
