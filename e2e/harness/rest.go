@@ -26,6 +26,8 @@ type Client struct {
 	// Observe, when set, sees every answer (a test checks that no answer
 	// holds a secret, say). It may be called concurrently.
 	Observe func(method, path string, r *Response)
+	// Header is added to every request (Authorization, say).
+	Header http.Header
 }
 
 // NewClient returns a client of the API at baseURL.
@@ -79,6 +81,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (*Respon
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	for k, vs := range c.Header {
+		req.Header[k] = vs
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -113,7 +114,11 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 		return err
 	}
 	defer func() { _ = lock.Unlock() }()
-	listeners, err := rest.Listen(wc.Listeners)
+	tlsConfig, auth, err := restSecurity(wc)
+	if err != nil {
+		return err
+	}
+	listeners, err := rest.Listen(wc.Listeners, tlsConfig)
 	if err != nil {
 		return err
 	}
@@ -158,7 +163,7 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 	// ends; failed reports either one failing.
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	failed, waitServices, err := a.startServices(runCtx, wc, w, listeners, logs)
+	failed, waitServices, err := a.startServices(runCtx, wc, w, listeners, auth, logs)
 	if err != nil {
 		_ = shutdown()
 		return err
@@ -201,12 +206,16 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 // returns once the folder's files are applied. Both run until ctx ends;
 // failed receives the error of either one failing, and wait returns when
 // both stopped.
-func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWorker, listeners []net.Listener, logs *rest.Loggers) (failed <-chan error, wait func(), err error) {
+func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWorker, listeners []net.Listener, auth *rest.Auth, logs *rest.Loggers) (failed <-chan error, wait func(), err error) {
 	errc := make(chan error, 2)
 	var bg sync.WaitGroup
-	api := rest.New(rest.Options{Worker: w, Metrics: w.Metrics(), Loggers: logs, Logger: logs.Logger(logREST)})
+	api := rest.New(rest.Options{Worker: w, Metrics: w.Metrics(), Loggers: logs, Logger: logs.Logger(logREST), Auth: auth})
 	for _, l := range listeners {
-		logs.Logger(logCLI).Info("REST API listening", "url", rest.URL(l))
+		logs.Logger(logCLI).Info("REST API listening", "url", rest.URL(l), "authentication", auth.Enabled())
+		if ta, ok := l.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() && !auth.Enabled() {
+			logs.Logger(logCLI).Warn("the REST API listens beyond this host without authentication: whoever reaches it controls the worker; set "+
+				worker.KeyRESTBasicFile+" or "+worker.KeyRESTBearerFile+" (docs/security.md)", "url", rest.URL(l))
+		}
 	}
 	bg.Go(func() {
 		if err := rest.Serve(ctx, api, listeners, logs.Logger(logREST)); err != nil {
@@ -330,4 +339,29 @@ func parseBool(s string) (bool, error) {
 // terminal reports whether w is an interactive terminal.
 func (a *App) terminal(w io.Writer) bool {
 	return a.Terminal != nil && a.Terminal(w)
+}
+
+// restSecurity reads the REST API's TLS certificate and credentials
+// files named by the worker config. Errors name the key and the file.
+func restSecurity(wc worker.Config) (*tls.Config, *rest.Auth, error) {
+	var tlsConfig *tls.Config
+	if wc.TLSCert != "" || wc.TLSKey != "" {
+		c, err := rest.LoadTLS(wc.TLSCert, wc.TLSKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("worker config: %w", err)
+		}
+		tlsConfig = c
+	}
+	auth := &rest.Auth{}
+	if wc.RESTBasicFile != "" {
+		if err := auth.LoadBasicCredentials(wc.RESTBasicFile); err != nil {
+			return nil, nil, fmt.Errorf("worker config %s: %w", worker.KeyRESTBasicFile, err)
+		}
+	}
+	if wc.RESTBearerFile != "" {
+		if err := auth.LoadBearerTokens(wc.RESTBearerFile); err != nil {
+			return nil, nil, fmt.Errorf("worker config %s: %w", worker.KeyRESTBearerFile, err)
+		}
+	}
+	return tlsConfig, auth, nil
 }

@@ -101,6 +101,13 @@
 // Non-browser clients send neither Origin nor Sec-Fetch-Site and are not
 // affected.
 //
+// # Authentication and TLS
+//
+// With an [Auth] holding users (HTTP Basic) or bearer tokens, every
+// request but GET /health needs one of them and answers 401 with a
+// WWW-Authenticate challenge otherwise. https listeners serve TLS with
+// [LoadTLS]'s certificate. docs/security.md has the worker keys.
+//
 // # Secrets
 //
 // Config values of keys that a component declares as PASSWORD, keys whose

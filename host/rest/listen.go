@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,16 +11,18 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/floehq/floe/host/worker"
 )
 
 // shutdownGrace is how long in-flight requests get once ctx ends.
 const shutdownGrace = 5 * time.Second
 
 // Listen opens one listener per entry of Connect's listeners setting
-// ("http://127.0.0.1:8083", "HTTP://:8083"). An empty host listens on
-// every interface; port 0 picks a free port. https is refused: floe's REST
-// API has no TLS yet (put a proxy in front).
-func Listen(listeners []string) ([]net.Listener, error) {
+// ("http://127.0.0.1:8083", "https://:8443"). An empty host listens on
+// every interface; port 0 picks a free port. https listeners serve TLS
+// with tlsConfig ([LoadTLS]); without one they are refused.
+func Listen(listeners []string, tlsConfig *tls.Config) ([]net.Listener, error) {
 	if len(listeners) == 0 {
 		return nil, fmt.Errorf("rest: no listeners: set \"listeners\" in the worker config, for example \"http://127.0.0.1:8083\"")
 	}
@@ -35,23 +38,49 @@ func Listen(listeners []string) ([]net.Listener, error) {
 		if err != nil || u.Host == "" {
 			return fail(fmt.Errorf("rest: listener %q is not a URL like http://127.0.0.1:8083", raw))
 		}
-		if !strings.EqualFold(u.Scheme, "http") {
-			return fail(fmt.Errorf("rest: listener %q: scheme %q is not supported: use http:// (put a TLS proxy in front for https)", raw, u.Scheme))
+		secure := strings.EqualFold(u.Scheme, "https")
+		if !secure && !strings.EqualFold(u.Scheme, "http") {
+			return fail(fmt.Errorf("rest: listener %q: scheme %q is not supported: use http:// or https://", raw, u.Scheme))
+		}
+		if secure && tlsConfig == nil {
+			return fail(fmt.Errorf("rest: listener %q is https but no certificate is set: set %s and %s in the worker config", raw, worker.KeyTLSCert, worker.KeyTLSKey))
 		}
 		l, err := net.Listen("tcp", u.Host)
 		if err != nil {
 			return fail(fmt.Errorf("rest: listener %s: %w (is another worker or Kafka Connect using the port? change \"listeners\" in the worker config)", raw, err))
+		}
+		if secure {
+			l = &tlsListener{Listener: tls.NewListener(l, tlsConfig)}
 		}
 		out = append(out, l)
 	}
 	return out, nil
 }
 
-// URL is the http URL a listener answers on, for messages.
+// LoadTLS reads the PEM certificate (chain) and private key of the https
+// listeners. TLS 1.2 is the least version served.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, fmt.Errorf("rest: https needs both %s and %s", worker.KeyTLSCert, worker.KeyTLSKey)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("rest: %s %s and %s %s: %w", worker.KeyTLSCert, certFile, worker.KeyTLSKey, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// tlsListener marks a listener that serves TLS, for [URL].
+type tlsListener struct{ net.Listener }
+
+// URL is the URL a listener answers on, for messages.
 func URL(l net.Listener) string {
 	addr := l.Addr().String()
 	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "::" || host == "0.0.0.0") {
 		addr = net.JoinHostPort("localhost", port)
+	}
+	if _, ok := l.(*tlsListener); ok {
+		return "https://" + addr
 	}
 	return "http://" + addr
 }

@@ -23,6 +23,10 @@ type Options struct {
 	Loggers *Loggers
 	// Logger receives request logs (at debug) and level changes.
 	Logger *slog.Logger
+	// Auth, when it holds credentials, makes every request but GET
+	// /health present one (HTTP Basic or a bearer token); nil lets all
+	// through.
+	Auth *Auth
 }
 
 // Server is floe's REST API, an [http.Handler]. It holds no state of its
@@ -33,12 +37,13 @@ type Server struct {
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	// cop refuses cross-origin writes (see guard).
-	cop *http.CrossOriginProtection
+	cop  *http.CrossOriginProtection
+	auth *Auth
 }
 
 // New returns the API over opts.Worker.
 func New(opts Options) *Server {
-	s := &Server{w: opts.Worker, loggers: opts.Loggers, logger: opts.Logger, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
+	s := &Server{w: opts.Worker, loggers: opts.Loggers, logger: opts.Logger, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection(), auth: opts.Auth}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -117,7 +122,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"status", rec.status, "duration", time.Since(start), "remote", r.RemoteAddr)
 	}()
 
-	if !s.guard(rec, r) {
+	if !s.guard(rec, r) || !s.authenticate(rec, r) {
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {

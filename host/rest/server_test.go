@@ -718,7 +718,7 @@ func TestPanic(t *testing.T) {
 }
 
 func TestListenServe(t *testing.T) {
-	ls, err := Listen([]string{"http://127.0.0.1:0"})
+	ls, err := Listen([]string{"http://127.0.0.1:0"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -745,15 +745,16 @@ func TestListenServe(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ in, want string }{
-		{"https://127.0.0.1:0", "not supported"},
+		{"https://127.0.0.1:0", "listeners.https.ssl.certificate.location"},
+		{"ftp://127.0.0.1:0", "not supported"},
 		{"127.0.0.1:8083", "not a URL"},
 		{"http://256.1.1.1:1", "listener"},
 	} {
-		if _, err := Listen([]string{tc.in}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Listen([]string{tc.in}, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Listen(%q) = %v, want %q", tc.in, err, tc.want)
 		}
 	}
-	if _, err := Listen(nil); err == nil || !strings.Contains(err.Error(), "listeners") {
+	if _, err := Listen(nil, nil); err == nil || !strings.Contains(err.Error(), "listeners") {
 		t.Errorf("Listen(nil) = %v", err)
 	}
 }

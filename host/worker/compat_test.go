@@ -105,3 +105,15 @@ func errorsOf(infos ConfigInfos) []string {
 	}
 	return out
 }
+
+func TestConfigHTTPSNeedsCertificate(t *testing.T) {
+	_, err := ConfigFromMap(map[string]string{"listeners": "https://127.0.0.1:8443"}, "w.json")
+	if err == nil || !strings.Contains(err.Error(), KeyTLSCert) || !strings.Contains(err.Error(), KeyTLSKey) {
+		t.Errorf("https without a certificate: %v, want an error naming %s and %s", err, KeyTLSCert, KeyTLSKey)
+	}
+	c, err := ConfigFromMap(map[string]string{"listeners": "https://127.0.0.1:8443", KeyTLSCert: "c.pem", KeyTLSKey: "k.pem",
+		KeyRESTBasicFile: "users", KeyRESTBearerFile: "tokens", "bootstrap.servers": "b:9092"}, "w.json")
+	if err != nil || c.TLSCert != "c.pem" || c.RESTBasicFile != "users" || c.RESTBearerFile != "tokens" || c.ConnectorDefaults["bootstrap.servers"] != "b:9092" {
+		t.Errorf("config: %+v %v", c, err)
+	}
+}

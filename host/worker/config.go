@@ -25,6 +25,13 @@ const (
 	KeyWorkerID        = "worker.id"
 	KeyLogLevel        = "log.level"
 	KeyShutdownTimeout = "task.shutdown.graceful.timeout.ms"
+	// The REST API's safety settings (docs/security.md): PEM certificate
+	// and key of https listeners (named after Connect's
+	// listeners.https.ssl.*), and the files of accepted credentials.
+	KeyTLSCert        = "listeners.https.ssl.certificate.location"
+	KeyTLSKey         = "listeners.https.ssl.key.location"
+	KeyRESTBasicFile  = "rest.auth.basic.credentials.file"
+	KeyRESTBearerFile = "rest.auth.bearer.tokens.file"
 )
 
 // Defaults of the worker config.
@@ -38,7 +45,8 @@ const (
 
 // workerKeys lists every accepted key, for the unknown-key check.
 func workerKeys() []string {
-	return []string{KeyListeners, KeyPluginPath, KeyDataDir, KeyConfigDir, KeyWorkerID, KeyLogLevel, KeyShutdownTimeout}
+	return []string{KeyListeners, KeyPluginPath, KeyDataDir, KeyConfigDir, KeyWorkerID, KeyLogLevel, KeyShutdownTimeout,
+		KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
 }
 
 // Config is a worker's config.
@@ -62,6 +70,12 @@ type Config struct {
 	// ShutdownTimeout bounds the final checkpoints at shutdown
 	// (task.shutdown.graceful.timeout.ms).
 	ShutdownTimeout time.Duration
+	// TLSCert and TLSKey are the PEM files of https listeners.
+	TLSCert, TLSKey string
+	// RESTBasicFile holds the REST API's users ("user: password" lines)
+	// and RESTBearerFile its bearer tokens; either turns authentication
+	// on.
+	RESTBasicFile, RESTBearerFile string
 	// ConnectorDefaults holds the keys connectors inherit, as a Kafka
 	// Connect worker's connectors do: bootstrap.servers and the
 	// converters (key.converter, value.converter, header.converter and
@@ -119,6 +133,10 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		ConfigDir:       get(KeyConfigDir, ""),
 		LogLevel:        strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
 		ShutdownTimeout: DefaultShutdownTimeout,
+		TLSCert:         get(KeyTLSCert, ""),
+		TLSKey:          get(KeyTLSKey, ""),
+		RESTBasicFile:   get(KeyRESTBasicFile, ""),
+		RESTBearerFile:  get(KeyRESTBearerFile, ""),
 	}
 	for k, v := range raw {
 		if compat.WorkerKey(k) {
@@ -132,6 +150,9 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		u, err := url.Parse(l)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return Config{}, fmt.Errorf("worker config %s: %s: %q is not a listener URL like http://127.0.0.1:8083", file, KeyListeners, l)
+		}
+		if u.Scheme == "https" && (c.TLSCert == "" || c.TLSKey == "") {
+			return Config{}, fmt.Errorf("worker config %s: %s: %q is https: set %s and %s (PEM files)", file, KeyListeners, l, KeyTLSCert, KeyTLSKey)
 		}
 	}
 	switch c.LogLevel {
