@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	icebergapi "github.com/apache/iceberg-go"
@@ -259,8 +260,23 @@ func (c CatalogConfig) OpenDB(ctx context.Context) (*sql.DB, string, error) {
 // sqlTarget picks the database/sql driver, dialect and DSN of the sql
 // catalog: Postgres for postgres:// URIs, SQLite for everything else (a
 // path, file:…, sqlite:…), the embedded file when the URI is empty.
+// libpqDSN matches a libpq key=value connection string ("host=db
+// dbname=cat password=…"): a key libpq knows, then "=".
+var libpqDSN = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user|password|passfile|sslmode|connect_timeout|application_name|options)\s*=`)
+
 func (c CatalogConfig) sqlTarget() (driver string, dialect sqlcat.SupportedDialect, dsn string, err error) {
 	uri := c.URI
+	// The Apache sink's JdbcCatalog takes JDBC URLs: jdbc:postgresql://…
+	// is a postgres URL, jdbc:sqlite:… a SQLite file.
+	if rest, ok := strings.CutPrefix(uri, "jdbc:"); ok {
+		switch {
+		case strings.HasPrefix(rest, "postgresql://"), strings.HasPrefix(rest, "sqlite:"):
+			uri = rest
+		default:
+			return "", "", "", fmt.Errorf("%s: the sql catalog takes a postgres:// (or jdbc:postgresql://) URL or a SQLite file path, got a jdbc:%s URL",
+				KeyCatalogURI, strings.SplitN(rest, ":", 2)[0])
+		}
+	}
 	switch {
 	case uri == "":
 		if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
@@ -288,6 +304,11 @@ func (c CatalogConfig) sqlTarget() (driver string, dialect sqlcat.SupportedDiale
 	case strings.Contains(uri, "://") && !strings.HasPrefix(uri, "file:") && !strings.HasPrefix(uri, "sqlite:"):
 		return "", "", "", fmt.Errorf("%s: the sql catalog takes a postgres:// URL or a SQLite file path, got a %s URL",
 			KeyCatalogURI, strings.SplitN(uri, "://", 2)[0])
+	case libpqDSN.MatchString(uri):
+		// Taken as a file name it would become a new SQLite file named
+		// after the password; the message must not echo the value.
+		return "", "", "", fmt.Errorf("%s looks like a libpq connection string (key=value pairs): the sql catalog takes a postgres:// URL, for example postgres://user@host:5432/database (the password in %s), or a SQLite file path",
+			KeyCatalogURI, KeyJDBCPassword)
 	default:
 		path := strings.TrimPrefix(uri, "sqlite://")
 		path = strings.TrimPrefix(path, "sqlite:")

@@ -129,3 +129,41 @@ func withDataDir(m map[string]string) map[string]string {
 	m[KeyDataDir] = "/data"
 	return m
 }
+
+// A libpq key=value DSN used to become a new SQLite file in the working
+// directory named after the password; it is an error now that names the
+// key and does not echo the value. JDBC URLs of the Apache sink's
+// JdbcCatalog are read.
+func TestCatalogURIForms(t *testing.T) {
+	for _, uri := range []string{
+		"host=db.example port=5432 dbname=catalog user=floe password=hunter2",
+		"dbname=catalog password=hunter2",
+		"jdbc:mysql://db/catalog",
+	} {
+		_, err := ParseCatalogConfig(map[string]string{KeyDataDir: t.TempDir(), KeyCatalogURI: uri})
+		if err == nil || !strings.Contains(err.Error(), KeyCatalogURI) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("uri %q: %v, want an error naming %s without the password", uri, err, KeyCatalogURI)
+		}
+	}
+	if entries, _ := os.ReadDir("."); len(entries) > 0 {
+		for _, e := range entries {
+			if strings.Contains(e.Name(), "hunter2") {
+				t.Errorf("a file named after the password appeared: %s", e.Name())
+			}
+		}
+	}
+	c, err := ParseCatalogConfig(map[string]string{KeyDataDir: "/data", KeyCatalogURI: "jdbc:postgresql://db:5432/cat", KeyJDBCPassword: "pw", KeyJDBCUser: "floe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if driver, _, dsn, err := c.sqlTarget(); err != nil || driver != "pgx" || dsn != "postgresql://floe:pw@db:5432/cat" {
+		t.Errorf("jdbc:postgresql: %s %s %v", driver, dsn, err)
+	}
+	c, err = ParseCatalogConfig(map[string]string{KeyDataDir: "/data", KeyCatalogURI: "jdbc:sqlite:/tmp/cat.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if driver, _, dsn, err := c.sqlTarget(); err != nil || driver == "pgx" || !strings.HasPrefix(dsn, "file:/tmp/cat.db") {
+		t.Errorf("jdbc:sqlite: %s %s %v", driver, dsn, err)
+	}
+}
