@@ -211,3 +211,79 @@ func TestSecondWorkerOnDataDirFails(t *testing.T) {
 		t.Errorf("the first worker's connector after the attempt: %+v %v", st, err)
 	}
 }
+
+// TestConfigProvidersResolveInTheWorker gives a real floe
+// config.providers=file,env and a connector whose table name, rate and
+// catalog password are ${file:…} and ${env:…} references. The worker
+// resolves them (the table floe writes has the file's name), every REST
+// answer shows the references (or [hidden]), and the secret value appears
+// in no answer, no log line and no file of the data dir.
+func TestConfigProvidersResolveInTheWorker(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"), harness.Plugin("iceberg"))
+	ctx := harness.Context(t, 3*time.Minute)
+	dir := t.TempDir()
+	secret := harness.UniqueName("provided-secret")
+	props := filepath.Join(dir, "connector.properties")
+	if err := os.WriteFile(props, []byte("table=provided.orders\npassword="+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := harness.StartFloe(t, env, harness.Options{
+		Worker: map[string]string{"config.providers": "file,env"},
+		Env:    []string{"FLOE_E2E_RATE=50"},
+	})
+	var leaks []string
+	f.API.Observe = func(method, path string, r *harness.Response) {
+		if strings.Contains(string(r.Body), secret) {
+			leaks = append(leaks, method+" "+path)
+		}
+	}
+	cfg := map[string]string{
+		"connector.class":               "iceberg",
+		"source":                        "datagen",
+		"datagen.rate":                  "${env:FLOE_E2E_RATE}",
+		"iceberg.tables":                "${file:" + props + ":table}",
+		"iceberg.catalog.jdbc.password": "${file:" + props + ":password}",
+		"commit.interval.ms":            "500",
+	}
+	if _, err := f.API.CreateConnector(ctx, harness.Connector{Name: "provided", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitStatus(ctx, "provided", "a commit", false, func(s harness.ConnectorStatus) bool { return s.Floe != nil && s.Floe.Commits > 0 })
+	got, err := f.API.Config(ctx, "provided")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["iceberg.tables"] != cfg["iceberg.tables"] || got["datagen.rate"] != cfg["datagen.rate"] {
+		t.Errorf("GET config = %v, want the references as given", got)
+	}
+	tables, err := f.API.Tables(ctx, "provided")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(tables), "provided.orders") {
+		t.Errorf("GET tables = %v, want the table the file names (provided.orders)", tables)
+	}
+	for _, path := range []string{"/connectors/provided", "/connectors/provided/tasks", "/connectors?expand=info&expand=status"} {
+		if _, err := f.API.Do(ctx, "GET", path, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.API.Validate(ctx, "iceberg", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(leaks) > 0 {
+		t.Errorf("the provided secret was returned by %v", leaks)
+	}
+	if strings.Contains(f.Log(), secret) {
+		t.Errorf("the provided secret is in floe's log")
+	}
+	_ = filepath.Walk(f.DataDir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || info.Size() > 1<<20 {
+			return nil
+		}
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), secret) {
+			t.Errorf("the provided secret is in %s", p)
+		}
+		return nil
+	})
+}

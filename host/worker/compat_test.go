@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -115,5 +116,59 @@ func TestConfigHTTPSNeedsCertificate(t *testing.T) {
 		KeyRESTBasicFile: "users", KeyRESTBearerFile: "tokens", "bootstrap.servers": "b:9092"}, "w.json")
 	if err != nil || c.TLSCert != "c.pem" || c.RESTBasicFile != "users" || c.RESTBearerFile != "tokens" || c.ConnectorDefaults["bootstrap.servers"] != "b:9092" {
 		t.Errorf("config: %+v %v", c, err)
+	}
+}
+
+// Config provider references are stored and answered as given; the
+// plugins get the values; a reference that does not resolve is a
+// validation error naming the key and the reference, never a value.
+func TestConfigProviders(t *testing.T) {
+	dir := t.TempDir()
+	secrets := dir + "/secrets.properties"
+	if err := os.WriteFile(secrets, []byte("path=/resolved/path\npassword=pw-from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FLOE_TEST_TBL_PASSWORD", "pw-from-env")
+	wc, err := ConfigFromMap(map[string]string{"data.dir": t.TempDir(), "config.providers": "file,env"}, "w.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := newFakePlugins()
+	w, err := New(context.Background(), wc, Deps{Plugins: fp, Tuning: runtime.Tuning{ReadPoll: 10 * time.Millisecond, CloseTimeout: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.Close(ctx)
+	})
+	cfg := baseConfig()
+	cfg["tbl.path"] = "${file:" + secrets + ":path}"
+	cfg["tbl.password"] = "${env:FLOE_TEST_TBL_PASSWORD}"
+	info, err := w.CreateConnector(context.Background(), "p", cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config["tbl.path"] != cfg["tbl.path"] {
+		t.Errorf("answered tbl.path %q, want the reference %q", info.Config["tbl.path"], cfg["tbl.path"])
+	}
+	waitFor(t, "the sink opened", func() bool {
+		fp.mu.Lock()
+		defer fp.mu.Unlock()
+		return len(fp.sinkCfgs) > 0
+	})
+	fp.mu.Lock()
+	got := fp.sinkCfgs[0]
+	fp.mu.Unlock()
+	if got["tbl.path"] != "/resolved/path" || got["tbl.password"] != "pw-from-env" {
+		t.Errorf("the sink got tbl.path %q and tbl.password %q, want the providers' values", got["tbl.path"], got["tbl.password"])
+	}
+
+	bad := baseConfig()
+	bad["tbl.path"] = "${file:" + secrets + ":nope}"
+	_, err = w.CreateConnector(context.Background(), "q", bad, "")
+	if err == nil || !strings.Contains(err.Error(), "tbl.path") || !strings.Contains(err.Error(), `no key "nope"`) || strings.Contains(err.Error(), "pw-from") {
+		t.Errorf("unresolvable reference: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/floehq/floe/host/compat"
+	"github.com/floehq/floe/host/providers"
 )
 
 // Worker config keys (a flat JSON object of strings, as Connect's worker
@@ -76,6 +77,9 @@ type Config struct {
 	// and RESTBearerFile its bearer tokens; either turns authentication
 	// on.
 	RESTBasicFile, RESTBearerFile string
+	// Providers resolves the config provider references of connector
+	// configs (config.providers; see package providers).
+	Providers providers.Set
 	// ConnectorDefaults holds the keys connectors inherit, as a Kafka
 	// Connect worker's connectors do: bootstrap.servers and the
 	// converters (key.converter, value.converter, header.converter and
@@ -111,7 +115,7 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 	keys := slices.Sorted(maps.Keys(raw))
 	known := workerKeys()
 	for _, k := range keys {
-		if !slices.Contains(known, k) && !compat.WorkerKey(k) {
+		if !slices.Contains(known, k) && !compat.WorkerKey(k) && !providers.WorkerKey(k) {
 			msg := fmt.Sprintf("worker config %s: unknown key %q", file, k)
 			if s := closest(k, known); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
@@ -138,6 +142,11 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		RESTBasicFile:   get(KeyRESTBasicFile, ""),
 		RESTBearerFile:  get(KeyRESTBearerFile, ""),
 	}
+	ps, err := providers.FromWorkerConfig(raw)
+	if err != nil {
+		return Config{}, fmt.Errorf("worker config %s: %w", file, err)
+	}
+	c.Providers = ps
 	for k, v := range raw {
 		if compat.WorkerKey(k) {
 			if c.ConnectorDefaults == nil {

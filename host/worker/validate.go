@@ -157,11 +157,12 @@ func (w *Worker) validate(ctx context.Context, config map[string]string) validat
 // key names the key it came from.
 func (w *Worker) validateWith(ctx context.Context, config map[string]string, probe bool) validation {
 	tr := compat.Translate(config, w.cfg.ConnectorDefaults)
-	eff := tr.Config
 	shown := maps.Clone(config)
 	for k := range tr.From {
-		shown[k] = eff[k]
+		shown[k] = tr.Config[k]
 	}
+	// Validated with the providers' values; shown with the references.
+	eff, refErrs := w.cfg.Providers.Resolve(tr.Config)
 	all := w.plugins.Components()
 	set, problems := resolveSpecs(all, eff)
 	v := validation{comps: map[sdk.Kind]client.Component{}, secrets: map[string]bool{}, ignored: tr.Ignored}
@@ -185,6 +186,9 @@ func (w *Worker) validateWith(ctx context.Context, config map[string]string, pro
 	}
 	for key, msg := range tr.Errors {
 		b.addError(key, msg)
+	}
+	for key, msg := range refErrs {
+		addError(key, msg)
 	}
 	for _, e := range set.host.Validate(eff) {
 		addError(e.Key, e.Message)
@@ -227,9 +231,14 @@ func (w *Worker) validateWith(ctx context.Context, config map[string]string, pro
 
 // effective is the config a connector runs with: config as
 // compat.Translate reads it, with the worker's connector defaults
-// (bootstrap.servers, converters). The stored config stays as given.
+// (bootstrap.servers, converters), and its config provider references
+// resolved. The stored config stays as given.
 func (w *Worker) effective(config map[string]string) map[string]string {
-	return compat.Translate(config, w.cfg.ConnectorDefaults).Config
+	// Config provider references resolved; one that no longer resolves
+	// (validation reported it when the config was set) stays as it is,
+	// and the plugin reading it says what is wrong.
+	eff, _ := w.cfg.Providers.Resolve(compat.Translate(config, w.cfg.ConnectorDefaults).Config)
+	return eff
 }
 
 // logIgnored logs each key of a connector's config that floe accepts and
