@@ -382,18 +382,53 @@ func (m *Membership) Members(ctx context.Context) ([]string, error) {
 }
 
 func (m *Membership) members(ctx context.Context) ([]string, error) {
+	// A fresh cluster has no group coordinator for a while (the offsets
+	// topic is still being created): ask again until ctx ends.
+	backoff := 50 * time.Millisecond
+	for {
+		d, err := m.describe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		switch code := d.Error.Code(); {
+		case code == kafka.ErrNoError:
+			return checkMembers(d, m.topic)
+		case code == kafka.ErrGroupIDNotFound:
+			// No member has joined yet.
+			return nil, nil
+		case coordinatorNotReady(code):
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("cluster %q: describe the group: the group coordinator is not ready (%s): %w",
+					m.cfg.GroupID, code, ctx.Err())
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+		default:
+			return nil, fmt.Errorf("cluster %q: describe the group: %s: %w", m.cfg.GroupID, code, d.Error)
+		}
+	}
+}
+
+func (m *Membership) describe(ctx context.Context) (kafka.ConsumerGroupDescription, error) {
 	res, err := m.admin.Client().DescribeConsumerGroups(ctx, []string{m.cfg.GroupID})
 	if err != nil {
-		return nil, fmt.Errorf("cluster %q: describe the group: %w", m.cfg.GroupID, m.cfg.Kafka.RedactError(err))
+		return kafka.ConsumerGroupDescription{}, fmt.Errorf("cluster %q: describe the group: %w", m.cfg.GroupID, m.cfg.Kafka.RedactError(err))
 	}
 	if len(res.ConsumerGroupDescriptions) != 1 {
-		return nil, fmt.Errorf("cluster %q: describe the group: %d answers", m.cfg.GroupID, len(res.ConsumerGroupDescriptions))
+		return kafka.ConsumerGroupDescription{}, fmt.Errorf("cluster %q: describe the group: %d answers", m.cfg.GroupID, len(res.ConsumerGroupDescriptions))
 	}
-	d := res.ConsumerGroupDescriptions[0]
-	if d.Error.Code() != kafka.ErrNoError {
-		return nil, fmt.Errorf("cluster %q: describe the group: %w", m.cfg.GroupID, d.Error)
+	return res.ConsumerGroupDescriptions[0], nil
+}
+
+// coordinatorNotReady reports the answers a group coordinator gives while
+// it is being elected or loading the group.
+func coordinatorNotReady(code kafka.ErrorCode) bool {
+	switch code {
+	case kafka.ErrCoordinatorNotAvailable, kafka.ErrCoordinatorLoadInProgress, kafka.ErrNotCoordinator:
+		return true
 	}
-	return checkMembers(d, m.topic)
+	return false
 }
 
 // Close leaves the group at once, so the others rebalance now instead of
