@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
@@ -108,3 +109,5 @@ func SplitPartition(name string) (topic string, partition int32, ok bool) {
 	}
 	return name[:i], int32(n), true
 }
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms) }

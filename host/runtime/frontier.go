@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/floehq/floe/host/store"
@@ -62,4 +63,19 @@ func ReadFrontier(ctx context.Context, opts Options) (sdk.Frontier, error) {
 		fr.Positions = map[string]int64{}
 	}
 	return fr, nil
+}
+
+// Offsets returns the positions of the last commit (the sink's frontier as
+// this runtime knows it) and its checkpoint id; ok is false before the
+// sink's frontier was read.
+func (c *Connector) Offsets() (positions map[string]int64, checkpoint uint64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.committed), c.committedCkpt, c.haveCommitted
+}
+
+func (c *Connector) setCommitted(pos map[string]int64, ckpt uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.committed, c.committedCkpt, c.haveCommitted = maps.Clone(pos), ckpt, true
 }

@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"fmt"
+
+	"github.com/floehq/floe/host/runtime"
+	"github.com/floehq/floe/host/store"
+)
+
+// ConnectorStatus implements [API].
+func (w *Worker) ConnectorStatus(name string) (ConnectorStatus, error) {
+	c, err := w.get(name)
+	if err != nil {
+		return ConnectorStatus{}, err
+	}
+	return w.status(c), nil
+}
+
+func (w *Worker) status(c *conn) ConnectorStatus {
+	cfg, target, rt, failure, _ := c.snapshot()
+	st := ConnectorStatus{Name: c.name, Type: connectorType, Tasks: []TaskState{},
+		Connector: ConnectorState{State: StateRunning, WorkerID: w.cfg.WorkerID}}
+	switch {
+	case failure != "":
+		st.Connector.State, st.Connector.Trace = StateFailed, failure
+	case rt == nil && target == store.TargetStopped:
+		st.Connector.State = StateStopped
+	case rt == nil:
+		st.Connector.State = StateUnassigned
+		for i := range tasksMax(cfg) {
+			st.Tasks = append(st.Tasks, TaskState{ID: i, State: StateUnassigned, WorkerID: w.cfg.WorkerID})
+		}
+	default:
+		rs := rt.Status()
+		st.Connector.State, st.Connector.Trace = State(rs.State), rs.Trace
+		for i, t := range rs.Tasks {
+			st.Tasks = append(st.Tasks, TaskState{ID: i, State: State(t.State), WorkerID: w.cfg.WorkerID, Trace: t.Trace})
+		}
+		p := rs.Progress
+		st.Floe = &Progress{
+			RecordsIn: p.RecordsIn, RecordsOut: p.RecordsOut, DeadLetters: p.DeadLetters,
+			Checkpoint: p.Checkpoint, CommittedAt: p.CommittedAt, Commits: p.Commits,
+			FilesWritten: p.FilesWritten, PendingCheckpoints: p.PendingCheckpoints,
+			WriterLoad: p.WriterLoad, PluginRestarts: p.PluginRestarts, EndOfInput: p.EndOfInput,
+		}
+		if m := p.Maintenance; m != nil {
+			sum := &MaintenanceSummary{Runs: m.Runs, FailedRuns: m.FailedRuns, LastRuns: []MaintenanceRun{}, Error: m.Error}
+			for _, r := range m.LastRuns {
+				sum.LastRuns = append(sum.LastRuns, MaintenanceRunOf(r))
+			}
+			st.Floe.Maintenance = sum
+		}
+	}
+	return w.markRestarting(c, st, rt, cfg)
+}
+
+// markRestarting shows the instances of an accepted restart as RESTARTING
+// in st (read from rt): all of them while the restart works, then each
+// task until the runtime the restart left has it past UNASSIGNED. A
+// restart that is over, or that another operation overtook, is forgotten.
+func (w *Worker) markRestarting(c *conn, st ConnectorStatus, rt *runtime.Connector, cfg map[string]string) ConnectorStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pr := c.restart
+	if pr == nil {
+		return st
+	}
+	if pr.done && (c.rt == nil || c.rt != pr.rt) {
+		c.restart = nil // the start failed, or another operation took over
+		return st
+	}
+	// st may have been read from the runtime being replaced.
+	done := pr.done && rt == pr.rt
+	if !done {
+		if pr.connector {
+			st.Connector.State, st.Connector.Trace = StateRestarting, ""
+		}
+		if len(pr.tasks) > 0 && len(st.Tasks) == 0 {
+			for i := range tasksMax(cfg) {
+				st.Tasks = append(st.Tasks, TaskState{ID: i, State: StateUnassigned, WorkerID: w.cfg.WorkerID})
+			}
+		}
+	}
+	waiting := false
+	for i, t := range st.Tasks {
+		if !pr.tasks[t.ID] || (done && t.State != StateUnassigned) {
+			continue
+		}
+		st.Tasks[i].State, st.Tasks[i].Trace = StateRestarting, ""
+		waiting = true
+	}
+	if done && !waiting {
+		c.restart = nil
+	}
+	return st
+}
+
+// TaskStatus implements [API].
+func (w *Worker) TaskStatus(name string, task int) (TaskState, error) {
+	st, err := w.ConnectorStatus(name)
+	if err != nil {
+		return TaskState{}, err
+	}
+	for _, t := range st.Tasks {
+		if t.ID == task {
+			return t, nil
+		}
+	}
+	return TaskState{}, fmt.Errorf("connector %s has no task %d: %w", name, task, ErrNotFound)
+}
