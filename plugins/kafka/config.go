@@ -56,6 +56,10 @@ const (
 	KeyNullValues           = "behavior.on.null.values"
 )
 
+// KeyRegistryUnknownTimeout bounds the wait for a schema id the registry
+// does not know (yet), before its records are dead-lettered.
+const KeyRegistryUnknownTimeout = "schema.registry.unknown.timeout.ms"
+
 // Values of key.format.
 const (
 	KeyFormatString = "string"
@@ -156,6 +160,8 @@ func spec() sdk.Spec {
 			Describe("Timeout of one registry request (milliseconds or a Go duration)."),
 		sdk.Duration(KeyRegistryRetryTimeout).Default("300000").InGroup(gRegistry).Check(positiveDuration).
 			Describe("How long a task keeps retrying an unreachable or failing registry (with backoff, logging each failure) before it fails; records are never dead-lettered for it."),
+		sdk.Duration(KeyRegistryUnknownTimeout).Default("60000").InGroup(gRegistry).Check(nonNegativeDuration).
+			Describe("How long a record whose schema id the registry does not know waits for it (the id is asked again with backoff: a registry restarted with empty storage, replication lag) before it goes to the dead-letter queue (errors.tolerance=all) or fails the task (none). The id is still asked again afterwards, so registering the schema heals the records after it. 0 dead-letters at once."),
 		sdk.String(KeySubjectStrategy).Default(schemas.TopicNameStrategy).InGroup(gRegistry).Check(checkStrategy).
 			Describe("Subject name strategy the producers use: TopicNameStrategy (<topic>-value), RecordNameStrategy (<record full name>) or TopicRecordNameStrategy (<topic>-<record full name>), or Confluent's class name for one. Records are decoded by the schema id they carry whatever the strategy; it names the subject reported with each schema."),
 
@@ -218,8 +224,9 @@ type settings struct {
 	autoReset   string // "earliest" or "latest"
 	kafka       ckafka.ConfigMap
 
-	registry     schemas.RegistryConfig
-	retryTimeout time.Duration
+	registry       schemas.RegistryConfig
+	retryTimeout   time.Duration
+	unknownTimeout time.Duration
 
 	keyFormat  string
 	batchSize  int
@@ -311,6 +318,7 @@ func readSettings(cfg sdk.Config, connector string, task int) (settings, error) 
 		s.registry.Username, s.registry.Password = user, pass
 	}
 	s.retryTimeout = r.Duration(KeyRegistryRetryTimeout)
+	s.unknownTimeout = r.Duration(KeyRegistryUnknownTimeout)
 	if err := r.Err(); err != nil {
 		errs = append(errs, err)
 	}

@@ -86,6 +86,17 @@
 // records' fault. After schema.registry.retry.timeout.ms it fails the
 // task with the registry's URL.
 //
+// An id the registry answers "not found" for (HTTP 404) is not taken as
+// final either: a registry restarted with empty storage, or a replica
+// that has not caught up, answers so until the schema is registered
+// again. Its records wait, buffered, while the id is asked again with the
+// same backoff, for up to schema.registry.unknown.timeout.ms (60 s);
+// after that they are bad records (below). The id is still asked again
+// every 5 s at most while records carry it, so registering the schema
+// heals the records after it. Records carrying distinct unknown ids in
+// one partition wait in turn: a topic known to hold such garbage can set
+// the timeout lower (0 dead-letters at once).
+//
 // # Bad records
 //
 // Records that cannot be read go to SourceHost.DeadLetter, with the key,
@@ -95,7 +106,8 @@
 //   - deserialize: a null value (a tombstone, with
 //     behavior.on.null.values=dlq, the default); an empty value; a value
 //     that does not start with magic byte 0 or is shorter than the 5-byte
-//     header; a schema id the registry does not know (HTTP 404); a payload
+//     header; a schema id the registry still does not know after
+//     schema.registry.unknown.timeout.ms (HTTP 404); a payload
 //     that does not decode with its schema (truncated, malformed, trailing
 //     bytes); a key without the Confluent header under key.format=avro.
 //   - schema: a schema the host rejected (sdk.ErrSchemaRejected, with its

@@ -72,27 +72,47 @@ func metadataFields() []arrow.Field {
 	}
 }
 
-// registryDownError reports that the registry could not answer; the
-// record is not at fault and stays buffered until it does.
+// registryDownError reports that a schema cannot be resolved yet: the
+// registry could not answer, or it does not know the id yet (a registry
+// restarted with empty storage, replication lag) and
+// schema.registry.unknown.timeout.ms has not passed. The record is not at
+// fault and stays buffered until the next attempt.
 type registryDownError struct{ err error }
 
 func (e *registryDownError) Error() string { return e.err.Error() }
 func (e *registryDownError) Unwrap() error { return e.err }
 
-// schemaCache resolves schema ids for one task: fetch from the registry
-// (retrying while it is down, within retryTimeout), admit through the
-// host once, and remember the outcome for the task's lifetime. Only the
-// task's Read goroutine uses it.
-type schemaCache struct {
-	reg          *schemas.Registry
-	registryURL  string
-	host         sdk.SourceHost
-	log          *slog.Logger
-	mem          memory.Allocator
-	retryTimeout time.Duration
-	now          func() time.Time
+// unknownID is a schema id the registry answered "not found" for. Its
+// records wait (the id is asked again with backoff) until unknownTimeout
+// has passed since the first such answer; after that they are
+// dead-lettered, and the id is still asked again every
+// maxRegistryBackoff, so a schema registered later heals it.
+type unknownID struct {
+	since   time.Time // the first "not found"
+	backoff time.Duration
+	retryAt time.Time
+	// letter is set once unknownTimeout has passed: the dead-letter
+	// verdict for the id's records until the registry knows it.
+	letter *valueSchema
+}
 
-	byID map[int32]*valueSchema
+// schemaCache resolves schema ids for one task: fetch from the registry
+// (retrying while it is down, within retryTimeout, and while it does not
+// know an id, within unknownTimeout), admit through the host once, and
+// remember a found schema's outcome for the task's lifetime. "Not found"
+// is never remembered for good. Only the task's Read goroutine uses it.
+type schemaCache struct {
+	reg            *schemas.Registry
+	registryURL    string
+	host           sdk.SourceHost
+	log            *slog.Logger
+	mem            memory.Allocator
+	retryTimeout   time.Duration
+	unknownTimeout time.Duration
+	now            func() time.Time
+
+	byID    map[int32]*valueSchema
+	unknown map[int32]*unknownID
 	// downSince is when the registry started failing; zero while it
 	// answers. No request is made before retryAt; lastErr is the failure.
 	downSince time.Time
@@ -101,10 +121,11 @@ type schemaCache struct {
 	lastErr   error
 }
 
-func newSchemaCache(reg *schemas.Registry, url string, host sdk.SourceHost, log *slog.Logger, mem memory.Allocator, retryTimeout time.Duration) *schemaCache {
+func newSchemaCache(reg *schemas.Registry, url string, host sdk.SourceHost, log *slog.Logger, mem memory.Allocator, retryTimeout, unknownTimeout time.Duration) *schemaCache {
 	return &schemaCache{
-		reg: reg, registryURL: url, host: host, log: log, mem: mem, retryTimeout: retryTimeout,
-		now: time.Now, byID: map[int32]*valueSchema{},
+		reg: reg, registryURL: url, host: host, log: log, mem: mem,
+		retryTimeout: retryTimeout, unknownTimeout: unknownTimeout,
+		now: time.Now, byID: map[int32]*valueSchema{}, unknown: map[int32]*unknownID{},
 	}
 }
 
@@ -115,29 +136,40 @@ func (c *schemaCache) release() {
 }
 
 // get returns schema id's state, fetching and admitting it the first time.
-// The error is a *registryDownError when the registry could not answer
-// (retry later), ctx's error, a host failure, or the task's failure once
-// the registry stayed down past retryTimeout.
+// The error is a *registryDownError when the registry could not answer or
+// does not know the id yet (retry later), ctx's error, a host failure, or
+// the task's failure once the registry stayed down past retryTimeout.
 func (c *schemaCache) get(ctx context.Context, id int32, topic string) (*valueSchema, error) {
 	if v := c.byID[id]; v != nil {
 		return v, nil
 	}
+	u := c.unknown[id]
+	if u != nil && c.now().Before(u.retryAt) {
+		if u.letter != nil {
+			return u.letter, nil
+		}
+		return nil, &registryDownError{err: fmt.Errorf("schema id %d not yet known to the registry", id)}
+	}
 	if !c.downSince.IsZero() && c.now().Before(c.retryAt) {
+		if u != nil && u.letter != nil {
+			return u.letter, nil // the registry's outage does not hold back a verdict already given
+		}
 		return nil, &registryDownError{err: c.lastErr}
 	}
 	reg, err := c.reg.ByID(ctx, id)
 	switch {
 	case err == nil:
 		c.up()
+		if u != nil {
+			delete(c.unknown, id)
+			c.log.Info("kafka: schema id now known to the registry", "schema", id, "topic", topic,
+				"unknown_for", c.now().Sub(u.since).Round(time.Millisecond), "dead_lettered_meanwhile", u.letter != nil)
+		}
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.Is(err, schemas.ErrSchemaNotFound):
 		c.up()
-		v := &valueSchema{id: id, stage: stageDeserialize,
-			reason: fmt.Sprintf("unknown schema id %d: %v", id, err)}
-		c.byID[id] = v
-		c.log.Warn("kafka: schema id unknown to the registry; its records go to the dead-letter queue", "schema", id, "topic", topic, "error", err)
-		return v, nil
+		return c.notFound(id, topic, err)
 	case registryUnavailable(err):
 		return nil, c.down(id, topic, err)
 	default:
@@ -173,17 +205,63 @@ func (c *schemaCache) get(ctx context.Context, id int32, topic string) (*valueSc
 	return nil, fmt.Errorf("kafka: admit schema %d (subject %q) of topic %s: %w", id, subject, topic, err)
 }
 
+// notFound notes a "not found" answer for id and returns what its records
+// do now: wait (a *registryDownError) while unknownTimeout has not passed
+// since the first such answer, then go to the dead-letter queue.
+func (c *schemaCache) notFound(id int32, topic string, err error) (*valueSchema, error) {
+	now := c.now()
+	u := c.unknown[id]
+	if u == nil {
+		u = &unknownID{since: now}
+		c.unknown[id] = u
+		c.log.Warn("kafka: schema id unknown to the registry; its records wait for it", "schema", id, "topic", topic,
+			"wait", c.unknownTimeout, "key", KeyRegistryUnknownTimeout, "error", err)
+	}
+	u.backoff = min(max(2*u.backoff, minRegistryBackoff), maxRegistryBackoff)
+	u.retryAt = now.Add(u.backoff)
+	if u.letter != nil {
+		return u.letter, nil
+	}
+	last := u.since.Add(c.unknownTimeout)
+	if now.Before(last) {
+		u.retryAt = minTime(u.retryAt, last) // the last attempt comes right at the timeout
+		return nil, &registryDownError{err: fmt.Errorf("schema id %d not yet known to the registry: %w", id, err)}
+	}
+	u.letter = &valueSchema{id: id, stage: stageDeserialize,
+		reason: fmt.Sprintf("unknown schema id %d (still unknown after %s=%s): %v", id, KeyRegistryUnknownTimeout, c.unknownTimeout, err)}
+	c.log.Warn("kafka: schema id still unknown to the registry; its records go to the dead-letter queue until it is registered",
+		"schema", id, "topic", topic, "unknown_for", now.Sub(u.since).Round(time.Millisecond), "key", KeyRegistryUnknownTimeout, "error", err)
+	return u.letter, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // up notes that the registry answered.
 func (c *schemaCache) up() {
 	c.downSince, c.backoff, c.retryAt, c.lastErr = time.Time{}, 0, time.Time{}, nil
 }
 
-// retryIn is how long until the next registry request may be made.
+// retryIn is how long until the next registry request a waiting record
+// needs may be made: 0 when none waits.
 func (c *schemaCache) retryIn() time.Duration {
-	if c.downSince.IsZero() {
+	var at time.Time
+	if !c.downSince.IsZero() {
+		at = c.retryAt
+	}
+	for _, u := range c.unknown {
+		if u.letter == nil && (at.IsZero() || u.retryAt.Before(at)) {
+			at = u.retryAt
+		}
+	}
+	if at.IsZero() {
 		return 0
 	}
-	return max(c.retryAt.Sub(c.now()), time.Millisecond)
+	return max(at.Sub(c.now()), time.Millisecond)
 }
 
 // down notes a failed registry call and returns the error for it: a

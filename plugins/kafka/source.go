@@ -102,7 +102,7 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 		pollDone: make(chan struct{}),
 		logsDone: make(chan struct{}),
 	}
-	t.schemas = newSchemaCache(reg, redactedURL(set.registry.URL), req.Host, log, mem, set.retryTimeout)
+	t.schemas = newSchemaCache(reg, redactedURL(set.registry.URL), req.Host, log, mem, set.retryTimeout, set.unknownTimeout)
 	go t.forwardLogs()
 
 	subscription := set.topics

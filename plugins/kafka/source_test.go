@@ -385,7 +385,9 @@ func TestCorruptRecordsAreDeadLettered(t *testing.T) {
 	produce(t, env, topic, 0, recs)
 	l := newLedger(t)
 	h := newFakeHost(l, "a")
-	task := openTask(t, "corrupt", 0, 1, h, baseConfig(env, topic))
+	cfg := baseConfig(env, topic)
+	cfg[KeyRegistryUnknownTimeout] = "0" // dead-letter the unknown id at once
+	task := openTask(t, "corrupt", 0, 1, h, cfg)
 	defer closeTask(t, task)
 	r := startRunner(t, task, h)
 	ok := l.waitFor(time.Minute, func() bool { return l.positions()[topic+"/0"] >= 11 || r.failed() != nil })
