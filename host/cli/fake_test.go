@@ -53,16 +53,18 @@ func (f *fakeWorker) config(name string) map[string]string {
 	return nil
 }
 
-func (f *fakeWorker) ServerInfo() worker.ServerInfo { return worker.ServerInfo{Version: "test"} }
-func (f *fakeWorker) Ready() error                  { return nil }
+func (f *fakeWorker) ServerInfo(context.Context) worker.ServerInfo {
+	return worker.ServerInfo{Version: "test"}
+}
+func (f *fakeWorker) Ready(context.Context) error { return nil }
 
-func (f *fakeWorker) Connectors() []string {
+func (f *fakeWorker) Connectors(context.Context) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Sorted(maps.Keys(f.connectors))
 }
 
-func (f *fakeWorker) Connector(name string) (worker.ConnectorInfo, error) {
+func (f *fakeWorker) Connector(_ context.Context, name string) (worker.ConnectorInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.connectors[name]
@@ -72,7 +74,7 @@ func (f *fakeWorker) Connector(name string) (worker.ConnectorInfo, error) {
 	return worker.ConnectorInfo{Name: name, Config: maps.Clone(c.config), Type: "sink"}, nil
 }
 
-func (f *fakeWorker) ConnectorStatus(name string) (worker.ConnectorStatus, error) {
+func (f *fakeWorker) ConnectorStatus(_ context.Context, name string) (worker.ConnectorStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.connectors[name]
@@ -161,14 +163,16 @@ func (f *fakeWorker) DeleteConnector(ctx context.Context, name string) error {
 }
 
 func (f *fakeWorker) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (worker.ConnectorStatus, error) {
-	return f.ConnectorStatus(name)
+	return f.ConnectorStatus(ctx, name)
 }
 func (f *fakeWorker) RestartTask(ctx context.Context, name string, task int) error { return nil }
 func (f *fakeWorker) Pause(ctx context.Context, name string) error                 { return nil }
 func (f *fakeWorker) Resume(ctx context.Context, name string) error                { return nil }
 func (f *fakeWorker) Stop(ctx context.Context, name string) error                  { return nil }
-func (f *fakeWorker) Tasks(name string) ([]worker.TaskInfo, error)                 { return nil, nil }
-func (f *fakeWorker) TaskStatus(name string, task int) (worker.TaskState, error) {
+func (f *fakeWorker) Tasks(_ context.Context, name string) ([]worker.TaskInfo, error) {
+	return nil, nil
+}
+func (f *fakeWorker) TaskStatus(_ context.Context, name string, task int) (worker.TaskState, error) {
 	return worker.TaskState{}, worker.ErrNotFound
 }
 func (f *fakeWorker) Offsets(ctx context.Context, name string) ([]worker.Offset, error) {
@@ -177,11 +181,11 @@ func (f *fakeWorker) Offsets(ctx context.Context, name string) ([]worker.Offset,
 func (f *fakeWorker) AlterOffsets(ctx context.Context, name string, offsets []worker.Offset) error {
 	return nil
 }
-func (f *fakeWorker) ResetOffsets(ctx context.Context, name string) error { return nil }
-func (f *fakeWorker) Topics(name string) ([]string, error)                { return nil, nil }
-func (f *fakeWorker) ResetTopics(name string) error                       { return nil }
-func (f *fakeWorker) Plugins(connectorsOnly bool) []worker.PluginInfo     { return nil }
-func (f *fakeWorker) PluginConfig(name string) ([]worker.ConfigDef, error) {
+func (f *fakeWorker) ResetOffsets(ctx context.Context, name string) error                { return nil }
+func (f *fakeWorker) Topics(_ context.Context, name string) ([]string, error)            { return nil, nil }
+func (f *fakeWorker) ResetTopics(_ context.Context, name string) error                   { return nil }
+func (f *fakeWorker) Plugins(_ context.Context, connectorsOnly bool) []worker.PluginInfo { return nil }
+func (f *fakeWorker) PluginConfig(_ context.Context, name string) ([]worker.ConfigDef, error) {
 	return nil, worker.ErrNotFound
 }
 func (f *fakeWorker) Validate(ctx context.Context, plugin string, config map[string]string) (worker.ConfigInfos, error) {

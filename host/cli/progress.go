@@ -34,10 +34,10 @@ type totals struct {
 
 // sumProgress reads every connector's status. Connectors deleted in
 // between are skipped.
-func sumProgress(api worker.API) totals {
+func sumProgress(ctx context.Context, api worker.API) totals {
 	var t totals
-	for _, name := range api.Connectors() {
-		st, err := api.ConnectorStatus(name)
+	for _, name := range api.Connectors(ctx) {
+		st, err := api.ConnectorStatus(ctx, name)
 		if err != nil {
 			continue
 		}
@@ -94,14 +94,17 @@ func (p *progressLine) render(t totals, now time.Time, final bool) string {
 // last time. On a terminal (live != nil) the line is redrawn in place;
 // otherwise a plain line goes to w every 5 s.
 func showProgress(ctx context.Context, w io.Writer, live *liveLine, api worker.API, start time.Time) {
+	// The last line is drawn once ctx has ended: the status reads keep
+	// ctx's values, not its end.
+	rctx := context.WithoutCancel(ctx)
 	p := &progressLine{start: start}
-	p.samples = []sample{{time.Now(), sumProgress(api).records}}
+	p.samples = []sample{{time.Now(), sumProgress(rctx, api).records}}
 	interval := progressPlainInterval
 	if live != nil {
 		interval = progressTTYInterval
 	}
 	draw := func(final bool) {
-		line := p.render(sumProgress(api), time.Now(), final)
+		line := p.render(sumProgress(rctx, api), time.Now(), final)
 		switch {
 		case live == nil:
 			// A progress line that cannot be written is lost; ingestion goes on.
@@ -181,14 +184,14 @@ var errNoConnectors = errors.New("no connectors to wait for: give connector file
 // their input and committed it; a STOPPED connector counts as done (it
 // will not move until someone resumes it). A FAILED connector or task is
 // an error carrying its trace.
-func doneCheck(api worker.API) (bool, error) {
-	names := api.Connectors()
+func doneCheck(ctx context.Context, api worker.API) (bool, error) {
+	names := api.Connectors(ctx)
 	if len(names) == 0 {
 		return false, errNoConnectors
 	}
 	done := true
 	for _, name := range names {
-		st, err := api.ConnectorStatus(name)
+		st, err := api.ConnectorStatus(ctx, name)
 		if errors.Is(err, worker.ErrNotFound) {
 			continue
 		} else if err != nil {

@@ -171,7 +171,8 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 
 	stopProgress := func() {}
 	if progress {
-		pctx, cancel := context.WithCancel(context.Background())
+		// The progress line runs until stopProgress, after runCtx ended.
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		progressDone := make(chan struct{})
 		go func() {
 			defer close(progressDone)
@@ -246,7 +247,7 @@ func waitDone(ctx context.Context, w worker.API, failed <-chan error) error {
 	tick := time.NewTicker(doneInterval)
 	defer tick.Stop()
 	for {
-		done, err := doneCheck(w)
+		done, err := doneCheck(ctx, w)
 		switch {
 		case err != nil:
 			return err

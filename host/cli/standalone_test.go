@@ -64,7 +64,7 @@ func TestStandaloneExitWhenDone(t *testing.T) {
 		t.Error("the worker was not closed")
 	}
 	if w.config("orders")["name"] != "orders" || w.config("clicks") == nil {
-		t.Errorf("connectors: %v", w.Connectors())
+		t.Errorf("connectors: %v", w.Connectors(context.Background()))
 	}
 	if !strings.Contains(r.stdout, "5,000 records") && !strings.Contains(r.stdout, "8,000 records") {
 		t.Errorf("final progress line lacks the record total: %s", r.stdout)

@@ -24,7 +24,7 @@ type ConnectorExpansion struct {
 // expansions. Unknown expansions are ignored, as in Connect; a connector
 // deleted while the answer is built is left out.
 func (s *Server) listConnectors(w http.ResponseWriter, r *http.Request) {
-	names := s.w.Connectors()
+	names := s.w.Connectors(r.Context())
 	if names == nil {
 		names = []string{}
 	}
@@ -53,7 +53,7 @@ func (s *Server) listConnectors(w http.ResponseWriter, r *http.Request) {
 	for _, name := range names {
 		var exp ConnectorExpansion
 		if status {
-			st, err := s.w.ConnectorStatus(name)
+			st, err := s.w.ConnectorStatus(r.Context(), name)
 			if errors.Is(err, worker.ErrNotFound) {
 				continue
 			} else if err != nil {
@@ -64,14 +64,14 @@ func (s *Server) listConnectors(w http.ResponseWriter, r *http.Request) {
 			exp.Status = &st
 		}
 		if info {
-			ci, err := s.w.Connector(name)
+			ci, err := s.w.Connector(r.Context(), name)
 			if errors.Is(err, worker.ErrNotFound) {
 				continue
 			} else if err != nil {
 				writeError(w, err)
 				return
 			}
-			ci = s.normInfo(ci)
+			ci = s.normInfo(r.Context(), ci)
 			exp.Info = &ci
 		}
 		out[name] = exp
@@ -127,7 +127,7 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", location(r, name))
-	writeJSON(w, http.StatusCreated, s.normInfo(info))
+	writeJSON(w, http.StatusCreated, s.normInfo(r.Context(), info))
 }
 
 // initialState reads initial_state: empty means RUNNING.
@@ -177,12 +177,12 @@ func location(r *http.Request, name string) string {
 
 // getConnector answers GET /connectors/{c}.
 func (s *Server) getConnector(w http.ResponseWriter, r *http.Request) {
-	info, err := s.w.Connector(r.PathValue("c"))
+	info, err := s.w.Connector(r.Context(), r.PathValue("c"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.normInfo(info))
+	writeJSON(w, http.StatusOK, s.normInfo(r.Context(), info))
 }
 
 // deleteConnector answers DELETE /connectors/{c}: 204.
@@ -196,12 +196,12 @@ func (s *Server) deleteConnector(w http.ResponseWriter, r *http.Request) {
 
 // getConfig answers GET /connectors/{c}/config, secrets hidden.
 func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
-	info, err := s.w.Connector(r.PathValue("c"))
+	info, err := s.w.Connector(r.Context(), r.PathValue("c"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, maskConfig(s.w, info.Config))
+	writeJSON(w, http.StatusOK, maskConfig(r.Context(), s.w, info.Config))
 }
 
 // putConfig answers PUT /connectors/{c}/config: 201 with a Location when
@@ -222,8 +222,8 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if old, err := s.w.Connector(name); err == nil {
-		unmask(s.w, config, old.Config)
+	if old, err := s.w.Connector(r.Context(), name); err == nil {
+		unmask(r.Context(), s.w, config, old.Config)
 	}
 	info, created, err := s.w.PutConnectorConfig(r.Context(), name, config)
 	if err != nil {
@@ -235,7 +235,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", location(r, name))
 		code = http.StatusCreated
 	}
-	writeJSON(w, code, s.normInfo(info))
+	writeJSON(w, code, s.normInfo(r.Context(), info))
 }
 
 // patchConfig answers PATCH /connectors/{c}/config: the body's keys are
@@ -262,15 +262,15 @@ func (s *Server) patchConfig(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if old, err := s.w.Connector(name); err == nil {
-		unmaskPatch(s.w, patch, old.Config)
+	if old, err := s.w.Connector(r.Context(), name); err == nil {
+		unmaskPatch(r.Context(), s.w, patch, old.Config)
 	}
 	info, err := s.w.PatchConnectorConfig(r.Context(), name, patch)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.normInfo(info))
+	writeJSON(w, http.StatusOK, s.normInfo(r.Context(), info))
 }
 
 // getStatus answers GET /connectors/{c}/status: Connect's document, and
@@ -281,7 +281,7 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	st, err := s.w.ConnectorStatus(r.PathValue("c"))
+	st, err := s.w.ConnectorStatus(r.Context(), r.PathValue("c"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -358,14 +358,14 @@ func (s *Server) setState(w http.ResponseWriter, r *http.Request, op func(contex
 
 // getTasks answers GET /connectors/{c}/tasks, secrets hidden.
 func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
-	tasks, err := s.w.Tasks(r.PathValue("c"))
+	tasks, err := s.w.Tasks(r.Context(), r.PathValue("c"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	out := make([]worker.TaskInfo, len(tasks))
 	for i, t := range tasks {
-		t.Config = maskConfig(s.w, t.Config)
+		t.Config = maskConfig(r.Context(), s.w, t.Config)
 		out[i] = t
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -387,7 +387,7 @@ func (s *Server) getTaskStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	st, err := s.w.TaskStatus(r.PathValue("c"), t)
+	st, err := s.w.TaskStatus(r.Context(), r.PathValue("c"), t)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -428,11 +428,11 @@ func (s *Server) getTables(w http.ResponseWriter, r *http.Request) {
 
 // normInfo gives an info Connect's shape (tasks is a list, never null)
 // with secrets hidden.
-func (s *Server) normInfo(ci worker.ConnectorInfo) worker.ConnectorInfo {
+func (s *Server) normInfo(ctx context.Context, ci worker.ConnectorInfo) worker.ConnectorInfo {
 	if ci.Tasks == nil {
 		ci.Tasks = []worker.TaskID{}
 	}
-	ci.Config = maskConfig(s.w, ci.Config)
+	ci.Config = maskConfig(ctx, s.w, ci.Config)
 	return ci
 }
 

@@ -57,19 +57,19 @@ func (f *fakeWorker) info(name string, c *fakeConnector) worker.ConnectorInfo {
 	return info
 }
 
-func (f *fakeWorker) ServerInfo() worker.ServerInfo {
+func (f *fakeWorker) ServerInfo(context.Context) worker.ServerInfo {
 	return worker.ServerInfo{Version: "0.1.0", Commit: "abc123", KafkaClusterID: "standalone"}
 }
 
-func (f *fakeWorker) Ready() error { f.mu.Lock(); defer f.mu.Unlock(); return f.ready }
+func (f *fakeWorker) Ready(context.Context) error { f.mu.Lock(); defer f.mu.Unlock(); return f.ready }
 
-func (f *fakeWorker) Connectors() []string {
+func (f *fakeWorker) Connectors(context.Context) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Sorted(maps.Keys(f.connectors))
 }
 
-func (f *fakeWorker) Connector(name string) (worker.ConnectorInfo, error) {
+func (f *fakeWorker) Connector(_ context.Context, name string) (worker.ConnectorInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, err := f.get(name)
@@ -89,7 +89,7 @@ func (f *fakeWorker) status(name string, c *fakeConnector) worker.ConnectorStatu
 	}
 }
 
-func (f *fakeWorker) ConnectorStatus(name string) (worker.ConnectorStatus, error) {
+func (f *fakeWorker) ConnectorStatus(_ context.Context, name string) (worker.ConnectorStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, err := f.get(name)
@@ -245,7 +245,7 @@ func (f *fakeWorker) Stop(ctx context.Context, name string) error {
 	return f.setState("stop", name, worker.StateStopped)
 }
 
-func (f *fakeWorker) Tasks(name string) ([]worker.TaskInfo, error) {
+func (f *fakeWorker) Tasks(_ context.Context, name string) ([]worker.TaskInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, err := f.get(name)
@@ -259,7 +259,7 @@ func (f *fakeWorker) Tasks(name string) ([]worker.TaskInfo, error) {
 	return out, nil
 }
 
-func (f *fakeWorker) TaskStatus(name string, task int) (worker.TaskState, error) {
+func (f *fakeWorker) TaskStatus(_ context.Context, name string, task int) (worker.TaskState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, err := f.get(name)
@@ -310,7 +310,7 @@ func (f *fakeWorker) ResetOffsets(ctx context.Context, name string) error {
 	return nil
 }
 
-func (f *fakeWorker) Topics(name string) ([]string, error) {
+func (f *fakeWorker) Topics(_ context.Context, name string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, err := f.get(name)
@@ -320,7 +320,7 @@ func (f *fakeWorker) Topics(name string) ([]string, error) {
 	return c.topics, nil
 }
 
-func (f *fakeWorker) ResetTopics(name string) error {
+func (f *fakeWorker) ResetTopics(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.record("reset-topics %s", name); err != nil {
@@ -340,7 +340,7 @@ var fakePlugins = []worker.PluginInfo{
 	{Class: "hash", Type: "partitioner", Version: "0.1.0"},
 }
 
-func (f *fakeWorker) Plugins(connectorsOnly bool) []worker.PluginInfo {
+func (f *fakeWorker) Plugins(_ context.Context, connectorsOnly bool) []worker.PluginInfo {
 	var out []worker.PluginInfo
 	for _, p := range fakePlugins {
 		if !connectorsOnly || p.Type == "sink" || p.Type == "source" {
@@ -350,7 +350,7 @@ func (f *fakeWorker) Plugins(connectorsOnly bool) []worker.PluginInfo {
 	return out
 }
 
-func (f *fakeWorker) PluginConfig(name string) ([]worker.ConfigDef, error) {
+func (f *fakeWorker) PluginConfig(_ context.Context, name string) ([]worker.ConfigDef, error) {
 	switch name {
 	case "iceberg", "org.apache.iceberg.connect.IcebergSinkConnector":
 		def := "1"
@@ -370,7 +370,7 @@ func (f *fakeWorker) Validate(ctx context.Context, plugin string, config map[str
 	if err := f.record("validate %s %s", plugin, config["connector.class"]); err != nil {
 		return worker.ConfigInfos{}, err
 	}
-	if _, err := f.PluginConfig(plugin); err != nil {
+	if _, err := f.PluginConfig(ctx, plugin); err != nil {
 		return worker.ConfigInfos{}, err
 	}
 	if ve := validateConfig(config); ve != nil {

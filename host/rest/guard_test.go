@@ -61,7 +61,7 @@ func TestBrowserRequestsAreRefused(t *testing.T) {
 			f.wantError(rec, tc.code, tc.says)
 		})
 	}
-	if names := f.w.Connectors(); len(names) != 1 || names[0] != "orders" {
+	if names := f.w.Connectors(context.Background()); len(names) != 1 || names[0] != "orders" {
 		t.Errorf("connectors after refused requests: %v", names)
 	}
 	for _, c := range f.w.calls {

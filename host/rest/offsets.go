@@ -85,7 +85,7 @@ func offsetsError(name string, err error) error {
 // getTopics answers GET /connectors/{c}/topics: {"c": {"topics": […]}}.
 func (s *Server) getTopics(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("c")
-	topics, err := s.w.Topics(name)
+	topics, err := s.w.Topics(r.Context(), name)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -98,7 +98,7 @@ func (s *Server) getTopics(w http.ResponseWriter, r *http.Request) {
 
 // resetTopics answers PUT /connectors/{c}/topics/reset: 202.
 func (s *Server) resetTopics(w http.ResponseWriter, r *http.Request) {
-	if err := s.w.ResetTopics(r.PathValue("c")); err != nil {
+	if err := s.w.ResetTopics(r.Context(), r.PathValue("c")); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -24,7 +25,7 @@ func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	plugins := s.w.Plugins(!withFloe)
+	plugins := s.w.Plugins(r.Context(), !withFloe)
 	if plugins == nil {
 		plugins = []worker.PluginInfo{}
 	}
@@ -34,7 +35,7 @@ func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
 // pluginConfig answers GET /connector-plugins/{p}/config: the component's
 // config key definitions.
 func (s *Server) pluginConfig(w http.ResponseWriter, r *http.Request) {
-	defs, err := s.w.PluginConfig(r.PathValue("p"))
+	defs, err := s.w.PluginConfig(r.Context(), r.PathValue("p"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -63,11 +64,11 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if class, ok := config["connector.class"]; ok && !s.sameClass(class, plugin) {
+	if class, ok := config["connector.class"]; ok && !s.sameClass(r.Context(), class, plugin) {
 		writeError(w, errorf(http.StatusBadRequest, "Included connector type %s does not match request type %s: validate at /connector-plugins/%s/config/validate instead", class, plugin, class))
 		return
 	}
-	if _, err := s.w.PluginConfig(plugin); errors.Is(err, worker.ErrNotFound) {
+	if _, err := s.w.PluginConfig(r.Context(), plugin); errors.Is(err, worker.ErrNotFound) {
 		writeError(w, errorf(http.StatusNotFound, "Unknown plugin %s: GET /connector-plugins?floe=true lists the installed ones", plugin))
 		return
 	}
@@ -88,13 +89,13 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
 // plugins the worker lists are a mismatch, so that aliases (the Iceberg
 // sink's class name for floe's iceberg) reach the worker, which resolves
 // them.
-func (s *Server) sameClass(class, plugin string) bool {
+func (s *Server) sameClass(ctx context.Context, class, plugin string) bool {
 	a, b := normClass(class), normClass(plugin)
 	if a == b || strings.HasSuffix(a, b) || strings.HasSuffix(b, a) {
 		return true
 	}
 	var knowA, knowB bool
-	for _, p := range s.w.Plugins(false) {
+	for _, p := range s.w.Plugins(ctx, false) {
 		n := normClass(p.Class)
 		knowA = knowA || n == a
 		knowB = knowB || n == b

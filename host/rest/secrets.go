@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"maps"
 
 	"github.com/floehq/floe/host/worker"
@@ -16,7 +17,7 @@ const hidden = sdk.HiddenValue
 // secretKeys returns the keys of config that a component of the connector
 // declares as PASSWORD. Components the worker does not know are skipped:
 // the name heuristics still apply to them.
-func secretKeys(w worker.API, config map[string]string) map[string]bool {
+func secretKeys(ctx context.Context, w worker.API, config map[string]string) map[string]bool {
 	keys := map[string]bool{}
 	partitioner := config["partitioner"]
 	if partitioner == "" {
@@ -26,7 +27,7 @@ func secretKeys(w worker.API, config map[string]string) map[string]bool {
 		if comp == "" {
 			continue
 		}
-		defs, err := w.PluginConfig(comp)
+		defs, err := w.PluginConfig(ctx, comp)
 		if err != nil {
 			continue
 		}
@@ -50,11 +51,11 @@ func maskValue(key, value string, declared map[string]bool) string {
 }
 
 // maskConfig returns a copy of config safe to answer with.
-func maskConfig(w worker.API, config map[string]string) map[string]string {
+func maskConfig(ctx context.Context, w worker.API, config map[string]string) map[string]string {
 	if config == nil {
 		return map[string]string{}
 	}
-	declared := secretKeys(w, config)
+	declared := secretKeys(ctx, w, config)
 	out := make(map[string]string, len(config))
 	for k, v := range config {
 		out[k] = maskValue(k, v, declared)
@@ -64,13 +65,13 @@ func maskConfig(w worker.API, config map[string]string) map[string]string {
 
 // unmask puts stored secrets back where a client sent the masked value
 // unchanged, so that GET, edit, PUT keeps them. config is changed in place.
-func unmask(w worker.API, config map[string]string, stored map[string]string) {
+func unmask(ctx context.Context, w worker.API, config map[string]string, stored map[string]string) {
 	if len(stored) == 0 {
 		return
 	}
 	merged := maps.Clone(stored)
 	maps.Copy(merged, config)
-	declared := secretKeys(w, merged)
+	declared := secretKeys(ctx, w, merged)
 	for k, v := range config {
 		old, ok := stored[k]
 		if ok && v != old && maskValue(k, old, declared) == v {
@@ -80,14 +81,14 @@ func unmask(w worker.API, config map[string]string, stored map[string]string) {
 }
 
 // unmaskPatch is unmask for a PATCH body, where nil removes a key.
-func unmaskPatch(w worker.API, patch map[string]*string, stored map[string]string) {
+func unmaskPatch(ctx context.Context, w worker.API, patch map[string]*string, stored map[string]string) {
 	plain := map[string]string{}
 	for k, v := range patch {
 		if v != nil {
 			plain[k] = *v
 		}
 	}
-	unmask(w, plain, stored)
+	unmask(ctx, w, plain, stored)
 	for k, v := range plain {
 		patch[k] = &v
 	}

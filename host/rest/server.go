@@ -166,7 +166,7 @@ const VersionHeader = "X-Floe-Version"
 // serverInfo answers GET / as Connect does: version is [ConnectVersion],
 // commit floe's commit, and floe's own version is in [VersionHeader].
 func (s *Server) serverInfo(w http.ResponseWriter, r *http.Request) {
-	info := s.w.ServerInfo()
+	info := s.w.ServerInfo(r.Context())
 	w.Header().Set(VersionHeader, info.Version)
 	info.Version = ConnectVersion
 	writeJSON(w, http.StatusOK, info)
@@ -181,7 +181,7 @@ type Health struct {
 // health answers GET /health: 200 once the worker finished starting, 503
 // before.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if err := s.w.Ready(); err != nil {
+	if err := s.w.Ready(r.Context()); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, Health{Status: "starting", Message: fmt.Sprintf("Worker is still starting up: %v", err)})
 		return
 	}

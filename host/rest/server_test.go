@@ -706,7 +706,7 @@ func TestRequestLogging(t *testing.T) {
 // panicky panics in ServerInfo.
 type panicky struct{ *fakeWorker }
 
-func (panicky) ServerInfo() worker.ServerInfo { panic("kaput") }
+func (panicky) ServerInfo(context.Context) worker.ServerInfo { panic("kaput") }
 
 func TestPanic(t *testing.T) {
 	h := New(Options{Worker: panicky{newFakeWorker()}})

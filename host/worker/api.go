@@ -11,18 +11,24 @@ import (
 // API is what a floe worker offers its REST API and CLI: Kafka Connect's
 // operations, with Connect's meanings. *Worker implements it.
 //
+// Every method takes the ctx of the request it serves: when ctx ends, a
+// call still waiting (for another operation on the same connector, for a
+// plugin process, for the store) returns ctx's error. Work a call hands
+// on (a connector it starts, a KIP-745 restart it accepts) runs on the
+// worker's lifetime, not on ctx.
+//
 // Errors: [ErrNotFound], [ErrExists], [ErrRebalancing] and [ErrBadState]
 // wrap the cause; a config that does not validate comes back as
 // *ValidationError carrying Connect's ConfigInfos.
 type API interface {
 	// ServerInfo answers GET /.
-	ServerInfo() ServerInfo
+	ServerInfo(ctx context.Context) ServerInfo
 	// Ready reports whether startup finished (GET /health).
-	Ready() error
+	Ready(ctx context.Context) error
 
-	Connectors() []string
-	Connector(name string) (ConnectorInfo, error)
-	ConnectorStatus(name string) (ConnectorStatus, error)
+	Connectors(ctx context.Context) []string
+	Connector(ctx context.Context, name string) (ConnectorInfo, error)
+	ConnectorStatus(ctx context.Context, name string) (ConnectorStatus, error)
 	// CreateConnector validates and starts a connector in initial state
 	// (RUNNING when empty, PAUSED or STOPPED).
 	CreateConnector(ctx context.Context, name string, config map[string]string, initial State) (ConnectorInfo, error)
@@ -45,8 +51,8 @@ type API interface {
 	Resume(ctx context.Context, name string) error
 	Stop(ctx context.Context, name string) error
 
-	Tasks(name string) ([]TaskInfo, error)
-	TaskStatus(name string, task int) (TaskState, error)
+	Tasks(ctx context.Context, name string) ([]TaskInfo, error)
+	TaskStatus(ctx context.Context, name string, task int) (TaskState, error)
 
 	// Offsets returns the positions the sink holds (the table's frontier).
 	Offsets(ctx context.Context, name string) ([]Offset, error)
@@ -54,12 +60,12 @@ type API interface {
 	AlterOffsets(ctx context.Context, name string, offsets []Offset) error
 	ResetOffsets(ctx context.Context, name string) error
 	// Topics lists the topics the connector has used since the last reset.
-	Topics(name string) ([]string, error)
-	ResetTopics(name string) error
+	Topics(ctx context.Context, name string) ([]string, error)
+	ResetTopics(ctx context.Context, name string) error
 
 	// Plugins lists components; connectorsOnly keeps sources and sinks.
-	Plugins(connectorsOnly bool) []PluginInfo
-	PluginConfig(name string) ([]ConfigDef, error)
+	Plugins(ctx context.Context, connectorsOnly bool) []PluginInfo
+	PluginConfig(ctx context.Context, name string) ([]ConfigDef, error)
 	// Validate checks a connector config as if created with plugin
 	// (the config's connector.class) and returns Connect's ConfigInfos.
 	Validate(ctx context.Context, plugin string, config map[string]string) (ConfigInfos, error)

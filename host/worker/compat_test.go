@@ -78,7 +78,7 @@ func TestConnectConfigRunsUnchanged(t *testing.T) {
 		t.Errorf("stored config changed: %v", info.Config)
 	}
 	waitFor(t, "the connector running", func() bool {
-		st, err := w.ConnectorStatus("c")
+		st, err := w.ConnectorStatus(context.Background(), "c")
 		return err == nil && st.Connector.State == StateRunning && len(st.Tasks) == 1 && st.Tasks[0].State == StateRunning
 	})
 	out := logs.String()

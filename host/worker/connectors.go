@@ -14,14 +14,14 @@ import (
 )
 
 // Connectors implements [API].
-func (w *Worker) Connectors() []string {
+func (w *Worker) Connectors(context.Context) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Sorted(maps.Keys(w.conns))
 }
 
 // Connector implements [API]. Values of keys declared PASSWORD are Hidden.
-func (w *Worker) Connector(name string) (ConnectorInfo, error) {
+func (w *Worker) Connector(_ context.Context, name string) (ConnectorInfo, error) {
 	c, err := w.get(name)
 	if err != nil {
 		return ConnectorInfo{}, err
@@ -77,7 +77,7 @@ func taskIDs(name string, cfg map[string]string, target store.TargetState) []Tas
 
 // Tasks implements [API]: each task's config is the connector's (secrets
 // Hidden) plus task.id.
-func (w *Worker) Tasks(name string) ([]TaskInfo, error) {
+func (w *Worker) Tasks(_ context.Context, name string) ([]TaskInfo, error) {
 	c, err := w.get(name)
 	if err != nil {
 		return nil, err
@@ -115,9 +115,9 @@ func (w *Worker) CreateConnector(ctx context.Context, name string, config map[st
 		w.mu.Unlock()
 		return ConnectorInfo{}, fmt.Errorf("connector %s: %w", name, ErrExists)
 	}
-	c := &conn{name: name, target: target}
-	c.op.Lock()
-	defer c.op.Unlock()
+	c := newConn(name, target)
+	_ = c.op.lock(context.WithoutCancel(ctx)) // c is new: nobody holds it
+	defer c.op.unlock()
 	w.conns[name] = c // reserved: a concurrent create of the name fails
 	w.mu.Unlock()
 
@@ -137,7 +137,7 @@ func (w *Worker) CreateConnector(ctx context.Context, name string, config map[st
 		w.startLocked(c)
 	}
 	w.logger.Info("connector created", "connector", name, "state", target)
-	return w.Connector(name)
+	return w.Connector(ctx, name)
 }
 
 // release drops the reservation of a create that failed; c.op is held.
@@ -201,8 +201,10 @@ func (w *Worker) reconfigure(ctx context.Context, name string, edit func(map[str
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
-	c.op.Lock()
-	defer c.op.Unlock()
+	if err := c.lockOp(ctx); err != nil {
+		return ConnectorInfo{}, err
+	}
+	defer c.op.unlock()
 	if c.deleted {
 		return ConnectorInfo{}, fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
 	}
@@ -238,7 +240,7 @@ func (w *Worker) reconfigure(ctx context.Context, name string, edit func(map[str
 		w.startLocked(c)
 	}
 	w.logger.Info("connector reconfigured", "connector", name)
-	return w.Connector(name)
+	return w.Connector(ctx, name)
 }
 
 // DeleteConnector implements [API]: the connector stops (final commit)
@@ -248,8 +250,10 @@ func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	c.op.Lock()
-	defer c.op.Unlock()
+	if err := c.lockOp(ctx); err != nil {
+		return err
+	}
+	defer c.op.unlock()
 	if c.deleted {
 		return fmt.Errorf("connector %s: %w", name, ErrNotFound)
 	}

@@ -36,6 +36,9 @@ type fakePlugins struct {
 	readDelay time.Duration
 	// badDelay slows the sink's validation of tbl.path "bad" down.
 	badDelay time.Duration
+	// badIn, when set, is closed when a validation of tbl.path "bad"
+	// begins; badGate, when set, holds that validation until closed.
+	badIn, badGate chan struct{}
 	// probes counts the sink's probe runs; probeLeft is the time its
 	// last one had before its ctx's deadline.
 	probes    atomic.Int64
@@ -100,6 +103,12 @@ func (p *fakeProc) Validate(_ context.Context, kind sdk.Kind, _ string, cfg map[
 	}
 	if kind == sdk.KindSink && cfg["tbl.path"] == "bad" {
 		time.Sleep(p.f.badDelay)
+		if p.f.badIn != nil {
+			close(p.f.badIn)
+		}
+		if p.f.badGate != nil {
+			<-p.f.badGate
+		}
 		return []sdk.ConfigError{{Key: "tbl.path", Message: "path \"bad\" is not writable"}}, nil
 	}
 	if kind == sdk.KindSink && cfg["tbl.path"] == "" {

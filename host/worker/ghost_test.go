@@ -38,7 +38,7 @@ func TestInvalidThenValidPutLeavesNoGhost(t *testing.T) {
 		if err != nil || !created || info.Name != "race" {
 			t.Fatalf("round %d: valid PUT answered %+v created=%v %v, want the connector created", round, info, created, err)
 		}
-		if names := w.Connectors(); !slices.Equal(names, []string{"race"}) {
+		if names := w.Connectors(context.Background()); !slices.Equal(names, []string{"race"}) {
 			t.Fatalf("round %d: connectors %v, want [race]", round, names)
 		}
 		if err := w.DeleteConnector(ctx, "race"); err != nil {

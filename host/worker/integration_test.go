@@ -85,7 +85,7 @@ func TestIntegrationRealPlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		st, _ := w.ConnectorStatus("orders")
+		st, _ := w.ConnectorStatus(context.Background(), "orders")
 		if st.Floe != nil && st.Floe.EndOfInput {
 			if st.Floe.RecordsOut != 5000 {
 				t.Fatalf("progress %+v", st.Floe)
@@ -101,7 +101,7 @@ func TestIntegrationRealPlugins(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	if info, _ := w.Connector("orders"); info.Config["iceberg.catalog.jdbc.password"] != Hidden {
+	if info, _ := w.Connector(context.Background(), "orders"); info.Config["iceberg.catalog.jdbc.password"] != Hidden {
 		t.Errorf("secret shown: %v", info.Config)
 	}
 	if err := w.Stop(ctx, "orders"); err != nil {
@@ -127,14 +127,14 @@ func TestIntegrationRealPlugins(t *testing.T) {
 	// resumed, it has nothing left to write.
 	w2 := start()
 	defer func() { _ = w2.Close(ctx) }()
-	if st, _ := w2.ConnectorStatus("orders"); st.Connector.State != StateStopped {
+	if st, _ := w2.ConnectorStatus(context.Background(), "orders"); st.Connector.State != StateStopped {
 		t.Fatalf("after restart: %+v", st)
 	}
 	if err := w2.Resume(ctx, "orders"); err != nil {
 		t.Fatal(err)
 	}
 	for {
-		st, _ := w2.ConnectorStatus("orders")
+		st, _ := w2.ConnectorStatus(context.Background(), "orders")
 		if st.Floe != nil && st.Floe.EndOfInput {
 			if st.Floe.RecordsOut != 0 {
 				t.Fatalf("records written twice: %+v", st.Floe)

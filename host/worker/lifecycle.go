@@ -31,8 +31,10 @@ func (w *Worker) setTarget(ctx context.Context, name string, target store.Target
 	if err != nil {
 		return err
 	}
-	c.op.Lock()
-	defer c.op.Unlock()
+	if err := c.lockOp(ctx); err != nil {
+		return err
+	}
+	defer c.op.unlock()
 	if c.deleted {
 		return fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
 	}

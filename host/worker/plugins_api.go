@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/sdk"
 )
 
 // Topics implements [API].
-func (w *Worker) Topics(name string) ([]string, error) {
+func (w *Worker) Topics(ctx context.Context, name string) ([]string, error) {
 	c, err := w.get(name)
 	if err != nil {
 		return nil, err
@@ -20,19 +19,15 @@ func (w *Worker) Topics(name string) ([]string, error) {
 	if _, _, rt, _, _ := c.snapshot(); rt != nil {
 		return rt.Topics(), nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	return w.store.Topics(ctx, name)
 }
 
 // ResetTopics implements [API].
-func (w *Worker) ResetTopics(name string) error {
+func (w *Worker) ResetTopics(ctx context.Context, name string) error {
 	c, err := w.get(name)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	if _, _, rt, _, _ := c.snapshot(); rt != nil {
 		return rt.ResetTopics(ctx)
 	}
@@ -41,7 +36,7 @@ func (w *Worker) ResetTopics(name string) error {
 
 // Plugins implements [API]: Class is the component name, Type its kind
 // (source, sink, partitioner, maintenance).
-func (w *Worker) Plugins(connectorsOnly bool) []PluginInfo {
+func (w *Worker) Plugins(_ context.Context, connectorsOnly bool) []PluginInfo {
 	out := []PluginInfo{}
 	for _, c := range w.plugins.Components() {
 		if connectorsOnly && c.Kind != sdk.KindSource && c.Kind != sdk.KindSink {
@@ -54,7 +49,7 @@ func (w *Worker) Plugins(connectorsOnly bool) []PluginInfo {
 
 // PluginConfig implements [API]: the component's own keys (name or
 // alias; sinks first when several kinds share a name).
-func (w *Worker) PluginConfig(name string) ([]ConfigDef, error) {
+func (w *Worker) PluginConfig(_ context.Context, name string) ([]ConfigDef, error) {
 	all := w.plugins.Components()
 	for _, k := range []sdk.Kind{sdk.KindSink, sdk.KindSource, sdk.KindPartitioner, sdk.KindMaintenance} {
 		if c, ok := findComponent(all, k, name); ok {

@@ -46,11 +46,13 @@ func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks
 	if err != nil {
 		return ConnectorStatus{}, err
 	}
-	c.op.Lock()
+	if err := c.lockOp(ctx); err != nil {
+		return ConnectorStatus{}, err
+	}
 	handedOver := false
 	defer func() {
 		if !handedOver {
-			c.op.Unlock()
+			c.op.unlock()
 		}
 	}()
 	if c.deleted {
@@ -111,7 +113,7 @@ func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound+time.Minute)
 	go func() {
 		defer cancel()
-		defer c.op.Unlock()
+		defer c.op.unlock()
 		var err error
 		if pr.connector {
 			err = w.restartLocked(rctx, c)
@@ -139,8 +141,10 @@ func (w *Worker) RestartTask(ctx context.Context, name string, task int) error {
 	if err != nil {
 		return err
 	}
-	c.op.Lock()
-	defer c.op.Unlock()
+	if err := c.lockOp(ctx); err != nil {
+		return err
+	}
+	defer c.op.unlock()
 	if c.deleted {
 		return fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
 	}

@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"context"
+
 	"fmt"
 
 	"github.com/floehq/floe/host/runtime"
@@ -8,7 +10,7 @@ import (
 )
 
 // ConnectorStatus implements [API].
-func (w *Worker) ConnectorStatus(name string) (ConnectorStatus, error) {
+func (w *Worker) ConnectorStatus(_ context.Context, name string) (ConnectorStatus, error) {
 	c, err := w.get(name)
 	if err != nil {
 		return ConnectorStatus{}, err
@@ -96,8 +98,8 @@ func (w *Worker) markRestarting(c *conn, st ConnectorStatus, rt *runtime.Connect
 }
 
 // TaskStatus implements [API].
-func (w *Worker) TaskStatus(name string, task int) (TaskState, error) {
-	st, err := w.ConnectorStatus(name)
+func (w *Worker) TaskStatus(ctx context.Context, name string, task int) (TaskState, error) {
+	st, err := w.ConnectorStatus(ctx, name)
 	if err != nil {
 		return TaskState{}, err
 	}

@@ -67,7 +67,7 @@ type conn struct {
 	name string
 	// op serialises lifecycle operations (create, reconfigure, pause,
 	// stop, delete, restart) on this connector.
-	op sync.Mutex
+	op opLock
 
 	mu      sync.Mutex
 	config  map[string]string // as stored, secrets included
@@ -80,6 +80,39 @@ type conn struct {
 	// restart marks the instances an accepted restart (KIP-745) is
 	// restarting; nil when none is.
 	restart *pendingRestart
+}
+
+func newConn(name string, target store.TargetState) *conn {
+	return &conn{name: name, target: target, op: make(opLock, 1)}
+}
+
+// opLock is a connector's lifecycle lock. Unlike a sync.Mutex, a request
+// waiting for it (behind a slow stop, a validation, a restart) gives up
+// when its ctx ends.
+type opLock chan struct{}
+
+// lock takes l, or returns ctx's error once ctx ends first (at once when
+// ctx has ended already, even if l is free).
+func (l opLock) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case l <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l opLock) unlock() { <-l }
+
+// lockOp takes c.op for a request on connector c, bounded by ctx.
+func (c *conn) lockOp(ctx context.Context) error {
+	if err := c.op.lock(ctx); err != nil {
+		return fmt.Errorf("connector %s: waiting for another operation on it to finish: %w", c.name, err)
+	}
+	return nil
 }
 
 func (c *conn) snapshot() (cfg map[string]string, target store.TargetState, rt *runtime.Connector, failure string, secrets map[string]bool) {
@@ -123,12 +156,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	for _, sc := range stored {
-		c := &conn{name: sc.Name, config: sc.Config, target: sc.Target}
-		if c.target == "" {
-			c.target = store.TargetRunning
+		target := sc.Target
+		if target == "" {
+			target = store.TargetRunning
 		}
+		c := newConn(sc.Name, target)
+		c.config = sc.Config
 		w.conns[sc.Name] = c
-		c.op.Lock()
+		_ = c.op.lock(context.WithoutCancel(ctx)) // c is new: nobody holds it
 		v := w.validate(ctx, sc.Config)
 		c.mu.Lock()
 		c.secrets, c.comps = v.secrets, v.comps
@@ -142,7 +177,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		} else if c.target != store.TargetStopped {
 			w.startLocked(c)
 		}
-		c.op.Unlock()
+		c.op.unlock()
 		w.logger.Info("connector restored", "connector", sc.Name, "target", c.target)
 	}
 	w.mu.Lock()
@@ -176,8 +211,11 @@ func (w *Worker) Close(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.op.Lock()
-			defer c.op.Unlock()
+			if err := c.lockOp(ctx); err != nil {
+				errs[i] = err
+				return
+			}
+			defer c.op.unlock()
 			errs[i] = w.stopLocked(ctx, c)
 		}()
 	}
@@ -187,7 +225,7 @@ func (w *Worker) Close(ctx context.Context) error {
 }
 
 // ServerInfo implements [API].
-func (w *Worker) ServerInfo() ServerInfo {
+func (w *Worker) ServerInfo(context.Context) ServerInfo {
 	v := w.deps.Version
 	if v == "" {
 		v = "dev"
@@ -196,7 +234,7 @@ func (w *Worker) ServerInfo() ServerInfo {
 }
 
 // Ready implements [API].
-func (w *Worker) Ready() error {
+func (w *Worker) Ready(context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {

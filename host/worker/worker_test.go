@@ -52,7 +52,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func endOfInput(w *Worker, name string) func() bool {
 	return func() bool {
-		st, err := w.ConnectorStatus(name)
+		st, err := w.ConnectorStatus(context.Background(), name)
 		return err == nil && st.Floe != nil && st.Floe.EndOfInput
 	}
 }
@@ -61,7 +61,7 @@ func TestCreateRunsToEndOfInput(t *testing.T) {
 	fp := newFakePlugins()
 	w := newWorker(t, fp, t.TempDir())
 	ctx := context.Background()
-	if err := w.Ready(); err != nil {
+	if err := w.Ready(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	info, err := w.CreateConnector(ctx, "orders", baseConfig(), "")
@@ -72,7 +72,7 @@ func TestCreateRunsToEndOfInput(t *testing.T) {
 		t.Fatalf("info %+v", info)
 	}
 	waitFor(t, "end of input", endOfInput(w, "orders"))
-	st, _ := w.ConnectorStatus("orders")
+	st, _ := w.ConnectorStatus(context.Background(), "orders")
 	if st.Connector.State != StateRunning || st.Connector.WorkerID != "w1" || len(st.Tasks) != 2 || st.Tasks[1].State != StateRunning {
 		t.Fatalf("status %+v", st)
 	}
@@ -87,13 +87,13 @@ func TestCreateRunsToEndOfInput(t *testing.T) {
 	if offs[1].Partition["partition"] != "t/1" || offs[1].Offset["position"] != int64(100) || len(offs[1].Partition) != 1 {
 		t.Fatalf("offset entry %+v", offs[1])
 	}
-	if tp, _ := w.Topics("orders"); len(tp) != 1 || tp[0] != "t" {
+	if tp, _ := w.Topics(context.Background(), "orders"); len(tp) != 1 || tp[0] != "t" {
 		t.Fatalf("topics %v", tp)
 	}
-	if err := w.ResetTopics("orders"); err != nil {
+	if err := w.ResetTopics(context.Background(), "orders"); err != nil {
 		t.Fatal(err)
 	}
-	if tp, _ := w.Topics("orders"); len(tp) != 0 {
+	if tp, _ := w.Topics(context.Background(), "orders"); len(tp) != 0 {
 		t.Fatalf("topics after reset %v", tp)
 	}
 	rep, err := w.Tables(ctx, "orders")
@@ -115,10 +115,10 @@ func TestCreateRunsToEndOfInput(t *testing.T) {
 	if _, err := w.CreateConnector(ctx, "orders", baseConfig(), ""); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if ts, err := w.TaskStatus("orders", 1); err != nil || ts.ID != 1 {
+	if ts, err := w.TaskStatus(context.Background(), "orders", 1); err != nil || ts.ID != 1 {
 		t.Fatalf("task status %+v %v", ts, err)
 	}
-	if _, err := w.TaskStatus("orders", 5); !errors.Is(err, ErrNotFound) {
+	if _, err := w.TaskStatus(context.Background(), "orders", 5); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("task 5: %v", err)
 	}
 	if n := w.Metrics(); n == nil {
@@ -149,8 +149,8 @@ func TestInvalidCreateLeavesNothing(t *testing.T) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
 	}
-	if len(w.Connectors()) != 0 {
-		t.Fatalf("connectors %v", w.Connectors())
+	if len(w.Connectors(context.Background())) != 0 {
+		t.Fatalf("connectors %v", w.Connectors(context.Background()))
 	}
 	if entries, _ := os.ReadDir(filepath.Join(dir, "connectors")); len(entries) != 0 {
 		t.Fatalf("stored: %v", entries)
@@ -269,7 +269,7 @@ func TestSecretsAreHiddenAndKept(t *testing.T) {
 	if _, err := w.CreateConnector(ctx, "c", cfg, StateStopped); err != nil {
 		t.Fatal(err)
 	}
-	info, _ := w.Connector("c")
+	info, _ := w.Connector(context.Background(), "c")
 	if info.Config["tbl.password"] != Hidden || info.Config["gen.token"] != Hidden || info.Config["tbl.path"] != "/x" {
 		t.Fatalf("config %v", info.Config)
 	}
@@ -289,7 +289,7 @@ func TestSecretsAreHiddenAndKept(t *testing.T) {
 	if err := w.Resume(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	tasks, _ := w.Tasks("c")
+	tasks, _ := w.Tasks(context.Background(), "c")
 	if len(tasks) != 2 || tasks[0].Config["tbl.password"] != Hidden || tasks[1].Config["task.id"] != "1" {
 		t.Fatalf("tasks %+v", tasks)
 	}
@@ -308,7 +308,7 @@ func TestSecretsAreHiddenAndKept(t *testing.T) {
 	if _, err := w.PatchConnectorConfig(ctx, "c", map[string]*string{"gen.token": nil}); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := w.Connector("c"); info.Config["gen.token"] != "" {
+	if info, _ := w.Connector(context.Background(), "c"); info.Config["gen.token"] != "" {
 		t.Fatalf("patched %v", info.Config)
 	}
 }
@@ -326,7 +326,7 @@ func TestRestartBringsConnectorsBack(t *testing.T) {
 		}
 	}
 	waitFor(t, "run commits", func() bool {
-		st, _ := w.ConnectorStatus("run")
+		st, _ := w.ConnectorStatus(context.Background(), "run")
 		return st.Floe != nil && st.Floe.Commits > 0
 	})
 	if err := w.Close(ctx); err != nil {
@@ -336,17 +336,17 @@ func TestRestartBringsConnectorsBack(t *testing.T) {
 		t.Fatalf("%d processes alive after Close", n)
 	}
 	w2 := newWorker(t, fp, dir)
-	if got := strings.Join(w2.Connectors(), ","); got != "pause,run,stop" {
+	if got := strings.Join(w2.Connectors(context.Background()), ","); got != "pause,run,stop" {
 		t.Fatalf("connectors %s", got)
 	}
 	want := map[string]State{"run": StateRunning, "pause": StatePaused, "stop": StateStopped}
 	for name, state := range want {
 		waitFor(t, name+" state", func() bool {
-			st, _ := w2.ConnectorStatus(name)
+			st, _ := w2.ConnectorStatus(context.Background(), name)
 			return st.Connector.State == state
 		})
 	}
-	st, _ := w2.ConnectorStatus("stop")
+	st, _ := w2.ConnectorStatus(context.Background(), "stop")
 	if len(st.Tasks) != 0 {
 		t.Fatalf("stopped connector tasks %+v", st.Tasks)
 	}
@@ -362,7 +362,7 @@ func TestStoredConnectorWithMissingPluginFails(t *testing.T) {
 	_ = w.Close(context.Background())
 	fp.hideSink = true
 	w2 := newWorker(t, fp, dir)
-	st, err := w2.ConnectorStatus("c")
+	st, err := w2.ConnectorStatus(context.Background(), "c")
 	if err != nil || st.Connector.State != StateFailed || !strings.Contains(st.Connector.Trace, `no sink plugin named "tbl"`) {
 		t.Fatalf("status %+v %v", st, err)
 	}
@@ -377,7 +377,7 @@ func TestStoredConnectorWithMissingPluginFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "running", func() bool {
-		st, _ := w2.ConnectorStatus("c")
+		st, _ := w2.ConnectorStatus(context.Background(), "c")
 		return st.Connector.State == StateRunning
 	})
 }
@@ -400,7 +400,7 @@ func TestStopAlterOffsetsResume(t *testing.T) {
 	if err := w.Stop(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := w.ConnectorStatus("c")
+	st, _ := w.ConnectorStatus(context.Background(), "c")
 	if st.Connector.State != StateStopped || len(st.Tasks) != 0 {
 		t.Fatalf("status %+v", st)
 	}
@@ -468,7 +468,7 @@ func TestPauseResumeRestartDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "paused", func() bool {
-		st, _ := w.ConnectorStatus("c")
+		st, _ := w.ConnectorStatus(context.Background(), "c")
 		return st.Connector.State == StatePaused && len(st.Tasks) == 2 && st.Tasks[0].State == StatePaused
 	})
 	if rec, _ := w.store.Connector(ctx, "c"); rec.Target != store.TargetPaused {
@@ -478,7 +478,7 @@ func TestPauseResumeRestartDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "running", func() bool {
-		st, _ := w.ConnectorStatus("c")
+		st, _ := w.ConnectorStatus(context.Background(), "c")
 		return st.Connector.State == StateRunning && st.Tasks[0].State == StateRunning
 	})
 	waitFor(t, "maintenance", func() bool {
@@ -498,7 +498,7 @@ func TestPauseResumeRestartDelete(t *testing.T) {
 	if err := w.DeleteConnector(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Connector("c"); !errors.Is(err, ErrNotFound) {
+	if _, err := w.Connector(context.Background(), "c"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("after delete: %v", err)
 	}
 	if err := w.DeleteConnector(ctx, "c"); !errors.Is(err, ErrNotFound) {
@@ -512,22 +512,22 @@ func TestPauseResumeRestartDelete(t *testing.T) {
 
 func TestPluginsListing(t *testing.T) {
 	w := newWorker(t, newFakePlugins(), t.TempDir())
-	all := w.Plugins(false)
-	conns := w.Plugins(true)
+	all := w.Plugins(context.Background(), false)
+	conns := w.Plugins(context.Background(), true)
 	if len(all) != 5 || len(conns) != 3 {
 		t.Fatalf("plugins %+v / %+v", all, conns)
 	}
-	defs, err := w.PluginConfig("com.example.TblSink")
+	defs, err := w.PluginConfig(context.Background(), "com.example.TblSink")
 	if err != nil || len(defs) != 3 || defs[0].Name != "tbl.path" || !defs[0].Required || defs[1].Type != "PASSWORD" {
 		t.Fatalf("defs %+v %v", defs, err)
 	}
-	if _, err := w.PluginConfig("nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := w.PluginConfig(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown: %v", err)
 	}
 	if len(HostConfig()) < 20 {
 		t.Fatal("host config too short")
 	}
-	if w.ServerInfo().Version == "" {
+	if w.ServerInfo(context.Background()).Version == "" {
 		t.Fatal("no version")
 	}
 }
@@ -591,7 +591,7 @@ func states(st ConnectorStatus) string {
 
 func running(w *Worker, name string, tasks int) func() bool {
 	return func() bool {
-		st, err := w.ConnectorStatus(name)
+		st, err := w.ConnectorStatus(context.Background(), name)
 		return err == nil && states(st) == "RUNNING"+strings.Repeat(" RUNNING", tasks)
 	}
 }
@@ -655,7 +655,7 @@ func TestRestartOnlyFailedTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "task 1 FAILED", func() bool {
-		st, _ := w.ConnectorStatus("c")
+		st, _ := w.ConnectorStatus(context.Background(), "c")
 		return states(st) == "RUNNING RUNNING FAILED"
 	})
 	fp.failTask.Store(-1)
@@ -699,5 +699,67 @@ func TestOffsetsInKafkaShapeForKafkaSources(t *testing.T) {
 	}
 	if offs, _ := w.Offsets(ctx, "k"); offs[0].Offset["kafka_offset"] != int64(7) {
 		t.Fatalf("offsets after alter %+v", offs)
+	}
+}
+
+// TestRequestWaitingForAnotherOperationEndsWithItsCtx: a request queued
+// behind another operation on the same connector (here a PUT whose
+// validation hangs) returns its ctx's error when that ctx ends, instead
+// of waiting for the other operation; the connector is left as it was.
+// Before requests carried their ctx, each of them waited for the PUT.
+func TestRequestWaitingForAnotherOperationEndsWithItsCtx(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	if _, err := w.CreateConnector(ctx, "c", baseConfig(), StateStopped); err != nil {
+		t.Fatal(err)
+	}
+	fp.badIn, fp.badGate = make(chan struct{}), make(chan struct{})
+	bad := baseConfig()
+	bad["tbl.path"] = "bad"
+	putErr := make(chan error, 1)
+	go func() {
+		_, _, err := w.PutConnectorConfig(ctx, "c", bad)
+		putErr <- err
+	}()
+	<-fp.badIn // the PUT holds the connector's operation lock
+
+	ops := map[string]func(context.Context) error{
+		"resume":  func(ctx context.Context) error { return w.Resume(ctx, "c") },
+		"delete":  func(ctx context.Context) error { return w.DeleteConnector(ctx, "c") },
+		"restart": func(ctx context.Context) error { return w.RestartTask(ctx, "c", 0) },
+		"reset offsets": func(ctx context.Context) error {
+			return w.ResetOffsets(ctx, "c")
+		},
+		"patch": func(ctx context.Context) error {
+			_, err := w.PatchConnectorConfig(ctx, "c", map[string]*string{"gen.count": nil})
+			return err
+		},
+	}
+	for name, op := range ops {
+		rctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		errc := make(chan error, 1)
+		go func() { errc <- op(rctx) }()
+		select {
+		case err := <-errc:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s whose ctx ended while another operation ran: %v, want context.DeadlineExceeded", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s still waits for the other operation 10 s after its ctx ended", name)
+		}
+		cancel()
+	}
+	close(fp.badGate)
+	var ve *ValidationError
+	if err := <-putErr; !errors.As(err, &ve) {
+		t.Fatalf("the PUT that held the lock: %v, want its validation error", err)
+	}
+	st, err := w.ConnectorStatus(ctx, "c")
+	if err != nil || st.Connector.State != StateStopped {
+		t.Fatalf("after the cancelled requests: %+v %v, want the connector STOPPED as before", st, err)
+	}
+	if _, err := w.Topics(ctx, "c"); err != nil {
+		t.Fatal(err)
 	}
 }
