@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/lake"
 )
 
 // TableDescription is `floe table describe`'s answer; --json prints it.
@@ -203,7 +205,7 @@ func describeTable(ctx context.Context, tbl *table.Table, smallBytes int64) (Tab
 					continue
 				}
 				d.Files.DataFiles++
-				perPartition[partitionLabel(md, df)]++
+				perPartition[lake.PartitionLabel(md, df)]++
 				d.Files.DataBytes += df.FileSizeBytes()
 				d.Files.Records += df.Count()
 				if df.FileSizeBytes() < smallBytes {
@@ -219,29 +221,6 @@ func describeTable(ctx context.Context, tbl *table.Table, smallBytes int64) (Tab
 		}
 	}
 	return d, nil
-}
-
-// partitionLabel prints a data file's partition as field=value pairs of
-// its spec ("" when unpartitioned); files of another spec carry its id.
-func partitionLabel(md table.Metadata, df iceberg.DataFile) string {
-	spec := md.PartitionSpecByID(int(df.SpecID()))
-	if spec == nil || spec.NumFields() == 0 {
-		return ""
-	}
-	values := df.Partition()
-	var parts []string
-	for _, f := range spec.Fields() {
-		v := fmt.Sprint(values[f.FieldID])
-		if src, ok := md.CurrentSchema().FindFieldByID(f.SourceID()); ok && values[f.FieldID] != nil {
-			v = f.Transform.ToHumanStrType(src.Type, values[f.FieldID]) // 2026-01-01, not 20454
-		}
-		parts = append(parts, f.Name+"="+v)
-	}
-	label := strings.Join(parts, "/")
-	if def := md.PartitionSpec(); spec.ID() != def.ID() {
-		label = fmt.Sprintf("spec %d: %s", spec.ID(), label)
-	}
-	return label
 }
 
 // describeFields describes columns, nested ones included.

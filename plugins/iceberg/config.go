@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/floehq/floe/lake"
+	"github.com/floehq/floe/lake/partspec"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -91,9 +92,9 @@ func Spec() sdk.Spec {
 			Describe("Evolve table schemas automatically for new schemas: add optional columns, widen int→long and float→double, make required columns optional. Other changes reject the schema.").
 			Default("true").InGroup(gTables),
 		sdk.String(keyDefaultPartBy).
-			Describe("Partition spec of created tables, comma separated: identity(col) or col, year(col), month(col), day(col), hour(col), bucket(N, col), truncate(W, col).").
+			Describe("Partition spec of created tables, comma separated: "+partspec.Help+".").
 			WithExample("day(ts), bucket(16, id)").InGroup(gTables).
-			Check(func(v string) error { _, err := parsePartitionBy(v); return err }),
+			Check(func(v string) error { _, err := partspec.Parse(v); return err }),
 		sdk.Prefix(prefixTable).
 			Describe("Per-table settings: iceberg.table.<namespace.table>.partition-by (overrides the default partition spec) and iceberg.table.<namespace.table>.route-regex (routes records whose route field fully matches the regex to that table).").
 			WithExample("iceberg.table.sales.orders.route-regex=order.*").InGroup(gTables),
@@ -158,8 +159,8 @@ type settings struct {
 
 	autoCreate     bool
 	evolve         bool
-	defaultPartBy  []partitionTerm
-	tablePartBy    map[string][]partitionTerm
+	defaultPartBy  []partspec.Term
+	tablePartBy    map[string][]partspec.Term
 	tableProps     map[string]string
 	targetFileSize int64
 
@@ -207,7 +208,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 	s := settings{
 		autoCreate:      r.Bool(keyAutoCreate),
 		evolve:          r.Bool(keyEvolve),
-		tablePartBy:     map[string][]partitionTerm{},
+		tablePartBy:     map[string][]partspec.Term{},
 		tableProps:      map[string]string{},
 		targetFileSize:  r.Int64(keyTargetFileSize),
 		routeRegex:      map[string]*regexp.Regexp{},
@@ -247,7 +248,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 	}
 
 	if v := strings.TrimSpace(cfg.String(keyDefaultPartBy)); v != "" {
-		terms, err := parsePartitionBy(v)
+		terms, err := partspec.Parse(v)
 		if err != nil {
 			bad(keyDefaultPartBy, "%v", err)
 		}
@@ -275,7 +276,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 				bad(full, "%v", err)
 				continue
 			}
-			terms, err := parsePartitionBy(v)
+			terms, err := partspec.Parse(v)
 			if err != nil {
 				bad(full, "%v", err)
 				continue
@@ -362,7 +363,7 @@ func catalogError(err error) error {
 }
 
 // partitionBy returns the partition terms of a table.
-func (s settings) partitionBy(table string) []partitionTerm {
+func (s settings) partitionBy(table string) []partspec.Term {
 	if t, ok := s.tablePartBy[table]; ok {
 		return t
 	}

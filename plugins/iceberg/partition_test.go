@@ -10,50 +10,6 @@ import (
 	"github.com/floehq/floe/sdk"
 )
 
-func TestParsePartitionBy(t *testing.T) {
-	good := map[string]string{
-		"day(ts)":                        "day(ts)",
-		"days(ts), bucket(16, id)":       "day(ts) bucket(16, id)",
-		" identity(country) , hour(ts) ": "identity(country) hour(ts)",
-		"country":                        "identity(country)",
-		"month(ts),year(ts)":             "month(ts) year(ts)",
-		"truncate(10, name)":             "truncate(10, name)",
-		"bucket(id, 8)":                  "bucket(8, id)",
-		"identity(address.city)":         "identity(address.city)",
-		"":                               "",
-	}
-	for in, want := range good {
-		terms, err := parsePartitionBy(in)
-		if err != nil {
-			t.Errorf("%q: %v", in, err)
-			continue
-		}
-		var got []string
-		for _, term := range terms {
-			got = append(got, term.String())
-		}
-		if strings.Join(got, " ") != want {
-			t.Errorf("%q = %q, want %q", in, got, want)
-		}
-	}
-	bad := map[string]string{
-		"bucket(id)":        "bucket takes a number and a column",
-		"bucket(-1, id)":    "positive whole number",
-		"weekday(ts)":       `unknown transform "weekday"`,
-		"day(ts":            "missing closing parenthesis",
-		"day(ts, id)":       "day takes one column",
-		"day(ts), day(ts)":  "repeats partition field ts_day",
-		"truncate(x, name)": "positive whole number",
-		"a b":               "expected col, identity(col)",
-	}
-	for in, want := range bad {
-		_, err := parsePartitionBy(in)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: error %v, want it to mention %q", in, err, want)
-		}
-	}
-}
-
 func TestPartitionedTables(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		keyTables:        "db.by_day,db.by_bucket,db.by_country",

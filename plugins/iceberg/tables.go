@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floehq/floe/lake/partspec"
 	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
 )
@@ -235,7 +236,7 @@ func (t *task) createTable(ctx context.Context, name string, input *arrow.Schema
 		return nil, nil, fmt.Errorf("iceberg sink: table %s: %w: %w", name, sdk.ErrSchemaRejected, err)
 	}
 	terms := t.cfg.partitionBy(name)
-	spec, err := buildPartitionSpec(sc, terms)
+	spec, err := partspec.Bind(sc, terms)
 	if err != nil {
 		return nil, nil, fmt.Errorf("iceberg sink: create table %s: %w: %w", name, sdk.ErrSchemaRejected, err)
 	}

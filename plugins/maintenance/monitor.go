@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -79,7 +79,10 @@ type manifestStats struct {
 // tableCache is the monitor's memory of one table.
 type tableCache struct {
 	smallLimit int64
-	manifests  map[string]*manifestStats
+	// labels is what the cached partition labels were printed against
+	// (the default spec and current schema): see lake.PartitionLabel.
+	labels    [2]int
+	manifests map[string]*manifestStats
 	// seq is the sequence number of the head at the previous cycle.
 	seq int64
 }
@@ -114,8 +117,9 @@ func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *tab
 
 	m.mu.Lock()
 	tc := m.tables[name]
-	if tc == nil || tc.smallLimit != ch.SmallLimit {
-		tc = &tableCache{smallLimit: ch.SmallLimit, manifests: map[string]*manifestStats{}, seq: -1}
+	labels := [2]int{meta.DefaultPartitionSpec(), meta.CurrentSchema().ID}
+	if tc == nil || tc.smallLimit != ch.SmallLimit || tc.labels != labels {
+		tc = &tableCache{smallLimit: ch.SmallLimit, labels: labels, manifests: map[string]*manifestStats{}, seq: -1}
 		if old := m.tables[name]; old != nil {
 			tc.seq = old.seq
 		}
@@ -158,14 +162,13 @@ func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *tab
 			return ch, fmt.Errorf("table %s: read manifest list of snapshot %d: %w", name, head.SnapshotID, err)
 		}
 		ch.Manifests = int64(len(manifests))
-		specs := specsByID(meta)
 		live := make(map[string]*manifestStats, len(manifests))
 		for _, mf := range manifests {
 			m.mu.Lock()
 			st := tc.manifests[mf.FilePath()]
 			m.mu.Unlock()
 			if st == nil {
-				if st, err = readManifestStats(fs, mf, specs, ch.SmallLimit); err != nil {
+				if st, err = readManifestStats(fs, mf, meta, ch.SmallLimit); err != nil {
 					return ch, fmt.Errorf("table %s: %w", name, err)
 				}
 			}
@@ -211,7 +214,7 @@ func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *tab
 }
 
 // readManifestStats counts the live entries of one manifest.
-func readManifestStats(fs iceio.IO, mf iceberg.ManifestFile, specs map[int]iceberg.PartitionSpec, smallLimit int64) (*manifestStats, error) {
+func readManifestStats(fs iceio.IO, mf iceberg.ManifestFile, meta table.Metadata, smallLimit int64) (*manifestStats, error) {
 	st := &manifestStats{parts: map[string]partitionStats{}}
 	for e, err := range mf.Entries(fs, true) {
 		if err != nil {
@@ -222,7 +225,7 @@ func readManifestStats(fs iceio.IO, mf iceberg.ManifestFile, specs map[int]icebe
 			st.deleteFiles++
 			continue
 		}
-		k := partitionKey(df, specs)
+		k := lake.PartitionLabel(meta, df)
 		p := st.parts[k]
 		p.Files++
 		p.Bytes += df.FileSizeBytes()
@@ -234,41 +237,6 @@ func readManifestStats(fs iceio.IO, mf iceberg.ManifestFile, specs map[int]icebe
 		st.parts[k] = p
 	}
 	return st, nil
-}
-
-func specsByID(meta table.Metadata) map[int]iceberg.PartitionSpec {
-	out := map[int]iceberg.PartitionSpec{}
-	for _, s := range meta.PartitionSpecs() {
-		out[s.ID()] = s
-	}
-	return out
-}
-
-// partitionKey names a data file's partition as name=value/… ("" when
-// the table is unpartitioned).
-func partitionKey(df iceberg.DataFile, specs map[int]iceberg.PartitionSpec) string {
-	values := df.Partition()
-	if len(values) == 0 {
-		return ""
-	}
-	spec, ok := specs[int(df.SpecID())]
-	if !ok {
-		ids := make([]int, 0, len(values))
-		for id := range values {
-			ids = append(ids, id)
-		}
-		sort.Ints(ids)
-		parts := make([]string, len(ids))
-		for i, id := range ids {
-			parts[i] = fmt.Sprintf("%d=%v", id, values[id])
-		}
-		return strings.Join(parts, "/")
-	}
-	var parts []string
-	for _, f := range spec.Fields() {
-		parts = append(parts, fmt.Sprintf("%s=%v", f.Name, values[f.FieldID]))
-	}
-	return strings.Join(parts, "/")
 }
 
 // isMaintenanceSnapshot reports a snapshot that rewrote files rather than

@@ -127,7 +127,7 @@ func planGroups(ctx context.Context, s settings, sel selection, tbl *table.Table
 			kept = append(kept, t)
 		}
 	}
-	groups, put = sel.withinBudget(sel.plan(kept, specsByID(tbl.Metadata())))
+	groups, put = sel.withinBudget(sel.plan(kept, tbl.Metadata()))
 	return groups, put, skipped, nil
 }
 

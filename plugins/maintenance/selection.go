@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/lake"
 )
 
 // Strategies of rewrite-data-files: which of a partition's files a run
@@ -160,7 +161,7 @@ func (sel selection) cut(g table.CompactionTaskGroup, room int64) (table.Compact
 // plan groups tasks by partition and picks each partition's files. Each
 // group is rewritten into files of the target size and committed as one
 // unit (with partial progress).
-func (sel selection) plan(tasks []table.FileScanTask, specs map[int]iceberg.PartitionSpec) []table.CompactionTaskGroup {
+func (sel selection) plan(tasks []table.FileScanTask, meta table.Metadata) []table.CompactionTaskGroup {
 	type part struct {
 		key   string
 		files []table.FileScanTask
@@ -171,7 +172,7 @@ func (sel selection) plan(tasks []table.FileScanTask, specs map[int]iceberg.Part
 		if !sel.candidate(t) {
 			continue
 		}
-		k := partitionKey(t.File, specs)
+		k := lake.PartitionLabel(meta, t.File)
 		// Files of different specs never share a group, even when their
 		// partition values print alike.
 		id := fmt.Sprintf("%d|%s", t.File.SpecID(), k)

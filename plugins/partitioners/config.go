@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/floehq/floe/lake/partspec"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -46,7 +47,7 @@ func fieldsField() *sdk.Field {
 				if f = strings.TrimSpace(f); f == "" {
 					continue
 				}
-				if err := checkPath(f); err != nil {
+				if err := partspec.CheckColumn(f); err != nil {
 					return err
 				}
 			}
@@ -73,7 +74,7 @@ func sinkFields() []*sdk.Field {
 			Describe("The sink's partition spec of created tables (declared by the iceberg sink): the default key " +
 				"when partitioner.fields is unset.").
 			InGroup(groupPartitioner).Rank(sdk.Low).
-			Check(func(v string) error { _, err := parsePartitionBy(v); return err }),
+			Check(func(v string) error { _, err := partspec.Parse(v); return err }),
 		sdk.Prefix(prefixTable).
 			Describe("The sink's per-table settings (declared by the iceberg sink); " +
 				"iceberg.table.<table>.partition-by is read.").

@@ -2,12 +2,11 @@ package partitioners
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/floehq/floe/lake/partspec"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -52,7 +51,7 @@ func keySpecFrom(cfg sdk.Config) (keySpec, error) {
 	if fields := cfg.List(keyFields); len(fields) > 0 {
 		ks := keySpec{from: keyFields, bucket: -1}
 		for _, f := range fields {
-			if err := checkPath(f); err != nil {
+			if err := partspec.CheckColumn(f); err != nil {
 				return keySpec{}, fmt.Errorf("%s: %w", keyFields, err)
 			}
 			ks.terms = append(ks.terms, keyTerm{text: f, path: f, tf: iceberg.IdentityTransform{}})
@@ -102,122 +101,19 @@ func partitionBy(cfg sdk.Config) (key, spec string) {
 	return keyDefaultPartitionBy, strings.TrimSpace(cfg.String(keyDefaultPartitionBy))
 }
 
-var transformCall = regexp.MustCompile(`^([A-Za-z_]+)\s*\((.*)\)$`)
-
-// parsePartitionBy reads a partition spec as the Kafka Connect Iceberg sink
-// writes it: a comma list of `col` (identity), `identity(col)`,
-// `year(col)`, `month(col)`, `day(col)`, `hour(col)` (plural forms too),
-// `bucket(N, col)`, `truncate(N, col)` and `void(col)`, plus the spellings
-// the iceberg sink accepts (plurals, `date`, `trunc`). Bucket and truncate
-// take their two arguments in either order (`bucket(col, N)` is Kafka
-// Connect's, `bucket(N, col)` Spark SQL's). Void fields are dropped: they
-// put every row in the same partition.
+// parsePartitionBy reads a partition spec with the iceberg sink's own
+// parser (lake/partspec), so both accept the same specs. Void terms are
+// dropped: they put every row in the same partition.
 func parsePartitionBy(spec string) ([]keyTerm, error) {
+	parsed, err := partspec.Parse(spec)
+	if err != nil {
+		return nil, err
+	}
 	var terms []keyTerm
-	for _, item := range splitTopLevel(spec) {
-		if item == "" {
-			continue
-		}
-		t, err := parseTerm(item)
-		if err != nil {
-			return nil, err
-		}
-		if _, void := t.tf.(iceberg.VoidTransform); !void {
-			terms = append(terms, t)
+	for _, t := range parsed {
+		if !t.IsVoid() {
+			terms = append(terms, keyTerm{text: t.Text, path: t.Column, tf: t.Transform})
 		}
 	}
 	return terms, nil
-}
-
-func parseTerm(item string) (keyTerm, error) {
-	m := transformCall.FindStringSubmatch(item)
-	if m == nil {
-		if err := checkPath(item); err != nil {
-			return keyTerm{}, fmt.Errorf("%q: %w", item, err)
-		}
-		return keyTerm{text: item, path: item, tf: iceberg.IdentityTransform{}}, nil
-	}
-	name := strings.ToLower(m[1])
-	// The iceberg sink's spellings: Spark's plurals, date and trunc.
-	switch name {
-	case "date":
-		name = "day"
-	case "trunc":
-		name = "truncate"
-	}
-	args := splitTopLevel(m[2])
-	bad := func(format string, a ...any) (keyTerm, error) {
-		return keyTerm{}, fmt.Errorf("%q: %s", item, fmt.Sprintf(format, a...))
-	}
-	var tfText, col string
-	switch name {
-	case "identity", "void", "year", "years", "month", "months", "day", "days", "hour", "hours":
-		if len(args) != 1 {
-			return bad("%s takes one column, got %d arguments", name, len(args))
-		}
-		tfText, col = strings.TrimSuffix(name, "s"), args[0]
-	case "bucket", "truncate":
-		if len(args) != 2 {
-			return bad("%s takes a number and a column, as %s(16, id)", name, name)
-		}
-		n, err := strconv.Atoi(args[0])
-		col = args[1]
-		if err != nil {
-			if n, err = strconv.Atoi(args[1]); err != nil {
-				return bad("%s needs a whole number argument, got %q and %q", name, args[0], args[1])
-			}
-			col = args[0]
-		}
-		if n <= 0 {
-			return bad("%s needs a positive number, got %d", name, n)
-		}
-		tfText = fmt.Sprintf("%s[%d]", name, n)
-	default:
-		return bad("unknown transform %q (want identity, year, month, day, hour, bucket, truncate or void)", m[1])
-	}
-	if err := checkPath(col); err != nil {
-		return bad("%v", err)
-	}
-	tf, err := iceberg.ParseTransform(tfText)
-	if err != nil {
-		return bad("%v", err)
-	}
-	if _, unknown := tf.(iceberg.UnknownTransform); unknown {
-		return bad("unknown transform %q", tfText)
-	}
-	return keyTerm{text: item, path: col, tf: tf}, nil
-}
-
-// splitTopLevel splits s at the commas outside parentheses and trims the
-// parts: "day(ts), bucket(16, id)" is ["day(ts)", "bucket(16, id)"].
-func splitTopLevel(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
-	return append(out, strings.TrimSpace(s[start:]))
-}
-
-// checkPath rejects column paths that cannot name anything.
-func checkPath(p string) error {
-	switch {
-	case p == "":
-		return fmt.Errorf("empty column name")
-	case strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, ".."):
-		return fmt.Errorf("column path %q has an empty part", p)
-	case strings.ContainsAny(p, "(), "):
-		return fmt.Errorf("column path %q: unexpected character", p)
-	}
-	return nil
 }

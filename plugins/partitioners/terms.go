@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
+
+	"github.com/floehq/floe/lake/partspec"
 )
 
 // termFn writes one key part per row of arr into dst: a well-mixed 64-bit
@@ -39,7 +41,7 @@ func compileTerm(t keyTerm, dt arrow.DataType, raw bool) (termFn, error) {
 	}
 
 	cant := func(need string) error {
-		return fmt.Errorf("%s: column %q is %s; %s needs %s", t.text, t.path, dt, transformName(t.tf), need)
+		return fmt.Errorf("%s: column %q is %s; %s needs %s", t.text, t.path, dt, partspec.TransformName(t.tf), need)
 	}
 	switch tf := t.tf.(type) {
 	case iceberg.IdentityTransform:
@@ -120,17 +122,6 @@ func compileTerm(t keyTerm, dt arrow.DataType, raw bool) (termFn, error) {
 		return intTerm(func(v []int64) { toHours(v, ts.Unit) }, false, 0), nil
 	}
 	return nil, fmt.Errorf("%s: transform %s is not supported", t.text, t.tf)
-}
-
-// transformName is the transform's name as users write it ("bucket").
-func transformName(tf iceberg.Transform) string {
-	switch tf.(type) {
-	case iceberg.BucketTransform:
-		return "bucket"
-	case iceberg.TruncateTransform:
-		return "truncate"
-	}
-	return tf.String()
 }
 
 func nullPart(t keyTerm, raw bool) uint64 {
