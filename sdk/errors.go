@@ -3,6 +3,7 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrEndOfInput is returned by [SourceTask.Read] when the source has nothing
@@ -28,4 +29,18 @@ var ErrUnsupported = errors.New("not supported by this plugin")
 // the field and both types.
 func RejectSchema(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrSchemaRejected, fmt.Sprintf(format, args...))
+}
+
+// RejectionReason is the reason a rejection err gives, without the text
+// of [ErrSchemaRejected] itself, wherever a layer wrapped it
+// ("iceberg sink: table t: schema rejected: column a: …" gives "iceberg
+// sink: table t: column a: …"). A response carries it with Accepted
+// false, which already says rejected; the receiving side wraps the
+// sentinel again once, so the final error says "schema rejected" once.
+func RejectionReason(err error) string {
+	reason := strings.ReplaceAll(err.Error(), ErrSchemaRejected.Error()+": ", "")
+	if reason == "" {
+		return "no reason given"
+	}
+	return reason
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -104,7 +103,7 @@ func (ss *sinkServer) PrepareSchema(ctx context.Context, req *pb.PrepareSchemaRe
 	case errors.Is(err, ErrSchemaRejected):
 		return &pb.PrepareSchemaResponse{
 			Accepted: false,
-			Reason:   strings.TrimPrefix(err.Error(), ErrSchemaRejected.Error()+": "),
+			Reason:   RejectionReason(err),
 		}, nil
 	case err != nil:
 		return nil, err

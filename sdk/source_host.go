@@ -3,7 +3,6 @@ package sdk
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -43,11 +42,12 @@ func (h *hostClient) AdmitSchema(ctx context.Context, s Schema) error {
 		return hostError(ctx, "admit schema", err)
 	}
 	if !resp.GetAccepted() {
-		reason := strings.TrimPrefix(resp.GetReason(), ErrSchemaRejected.Error()+": ")
+		// The host's reason names the schema, the sink and its table.
+		reason := resp.GetReason()
 		if reason == "" {
 			reason = "no reason given"
 		}
-		return RejectSchema("schema %d: %s", s.ID, reason)
+		return RejectSchema("%s", reason)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/floehq/floe/host/dlq"
@@ -40,7 +39,7 @@ func (h *sourceHost) PartitionsRevoked(ctx context.Context, next map[string]int6
 func (h *sourceHost) AdmitSchema(ctx context.Context, sc client.Schema) error {
 	changes, err := h.s.sink.PrepareSchema(ctx, sc)
 	if err != nil {
-		return fmt.Errorf("schema %d: %w", sc.ID, err)
+		return err // names the plugin, the sink and the schema already
 	}
 	for _, ch := range changes {
 		h.s.c.logger.Info("sink prepared for a new schema", "task", h.r.idx, "schema", sc.ID, "change", ch)

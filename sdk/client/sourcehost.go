@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
-	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -102,7 +101,7 @@ func (hs *hostServer) AdmitSchema(ctx context.Context, req *pb.AdmitSchemaReques
 	case err == nil:
 		return &pb.AdmitSchemaResponse{Accepted: true}, nil
 	case errors.Is(err, sdk.ErrSchemaRejected):
-		return &pb.AdmitSchemaResponse{Reason: strings.TrimPrefix(err.Error(), sdk.ErrSchemaRejected.Error()+": ")}, nil
+		return &pb.AdmitSchemaResponse{Reason: sdk.RejectionReason(err)}, nil
 	}
 	return nil, hostStatus(ctx, err)
 }
