@@ -25,6 +25,22 @@ import (
 // the subject has no versions.
 var ErrSchemaNotFound = errors.New("schema not found")
 
+// UnusableError is returned by Registry.ByID and Registry.Latest when the
+// registry answered with a schema floe cannot use: not Avro, invalid
+// Avro, a type that cannot be a column (a recursive record), or a
+// reference that does not parse. That is the producer's problem, not the
+// registry's, so the error does not name the registry; What says which
+// schema ("schema id 19", "subject \"orders-value\""), Err why.
+type UnusableError struct {
+	What string
+	Err  error
+}
+
+func (e *UnusableError) Error() string { return e.What + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UnusableError) Unwrap() error { return e.Err }
+
 // DefaultRegistryTimeout bounds each HTTP request to the registry when
 // RegistryConfig.Timeout is zero.
 const DefaultRegistryTimeout = 10 * time.Second
@@ -174,8 +190,9 @@ func (r *Registry) Subject(topic, recordFullName string, isKey bool) (string, er
 }
 
 // ByID returns the schema with the given id, from the cache or the
-// registry. The error names the registry and id and wraps
-// ErrSchemaNotFound on 404.
+// registry. The error names the id; it is an *UnusableError when the
+// registry answered with a schema floe cannot use, and otherwise names the
+// registry too and wraps ErrSchemaNotFound on 404.
 func (r *Registry) ByID(ctx context.Context, id int32) (*Registered, error) {
 	if reg := r.cached(id); reg != nil {
 		return reg, nil
@@ -230,15 +247,19 @@ func (r *Registry) cached(id int32) *Registered {
 // caches it by id.
 func (r *Registry) build(ctx context.Context, what string, id int32, s *srclient.Schema) (*Registered, error) {
 	if t := s.SchemaType(); t != nil && *t != srclient.Avro {
-		return nil, fmt.Errorf("schema registry %s: %s is a %s schema; floe reads Avro only: check the producer's serializer", r.url, what, *t)
+		return nil, &UnusableError{What: what, Err: fmt.Errorf("a %s schema; floe reads Avro only: check the producer's serializer", *t)}
 	}
 	cache := &avro.SchemaCache{}
 	if err := r.loadReferences(ctx, s.References(), cache, 0); err != nil {
+		var unusable *UnusableError
+		if errors.As(err, &unusable) {
+			return nil, &UnusableError{What: what, Err: err}
+		}
 		return nil, fmt.Errorf("schema registry %s: %s: %w", r.url, what, err)
 	}
 	reg, err := newRegistered(id, s.Schema(), cache)
 	if err != nil {
-		return nil, fmt.Errorf("schema registry %s: %s: %w", r.url, what, err)
+		return nil, &UnusableError{What: what, Err: err}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -256,7 +277,7 @@ func (r *Registry) loadReferences(ctx context.Context, refs []srclient.Reference
 		return nil
 	}
 	if depth >= maxReferenceDepth {
-		return fmt.Errorf("schema references nest deeper than %d levels", maxReferenceDepth)
+		return &UnusableError{What: "schema references", Err: fmt.Errorf("nest deeper than %d levels", maxReferenceDepth)}
 	}
 	for _, ref := range refs {
 		s, err := call(ctx, func() (*srclient.Schema, error) { return r.client.GetSchemaByVersion(ref.Subject, ref.Version) })
@@ -268,7 +289,7 @@ func (r *Registry) loadReferences(ctx context.Context, refs []srclient.Reference
 			return err
 		}
 		if _, err := avro.ParseWithCache(s.Schema(), "", cache); err != nil {
-			return fmt.Errorf("reference %s (subject %q version %d): parse Avro schema: %w", ref.Name, ref.Subject, ref.Version, err)
+			return &UnusableError{What: fmt.Sprintf("reference %s (subject %q version %d)", ref.Name, ref.Subject, ref.Version), Err: fmt.Errorf("parse Avro schema: %w", err)}
 		}
 	}
 	return nil

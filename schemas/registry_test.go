@@ -329,13 +329,19 @@ func TestRegistryErrors(t *testing.T) {
 	if !errors.Is(err, ErrSchemaNotFound) || !strings.Contains(err.Error(), `subject "nope-value"`) || !strings.Contains(err.Error(), "TopicNameStrategy") {
 		t.Errorf("missing subject: %v", err)
 	}
+	// The registry answered: an unusable schema's error is the schema's,
+	// and names the id but not the registry.
+	var unusable *UnusableError
 	_, err = r.ByID(ctx, int32(protoID))
-	if err == nil || !strings.Contains(err.Error(), "PROTOBUF") {
+	if !errors.As(err, &unusable) || !strings.Contains(err.Error(), "PROTOBUF") || strings.Contains(err.Error(), srv.URL) {
 		t.Errorf("protobuf schema: %v", err)
 	}
 	_, err = r.ByID(ctx, int32(recursiveID))
-	if err == nil || !strings.Contains(err.Error(), "recursive") || !strings.Contains(err.Error(), "schema id 2") {
+	if !errors.As(err, &unusable) || !strings.Contains(err.Error(), "recursive") || strings.Count(err.Error(), "schema id 2") != 1 || strings.Contains(err.Error(), srv.URL) {
 		t.Errorf("recursive schema: %v", err)
+	}
+	if unusable.What != "schema id 2" || strings.Contains(unusable.Err.Error(), "schema id") {
+		t.Errorf("recursive schema: What %q, Err %q", unusable.What, unusable.Err)
 	}
 
 	srv.Close()

@@ -157,6 +157,7 @@ func (c *schemaCache) get(ctx context.Context, id int32, topic string) (*valueSc
 		return nil, &registryDownError{err: c.lastErr}
 	}
 	reg, err := c.reg.ByID(ctx, id)
+	var unusable *schemas.UnusableError
 	switch {
 	case err == nil:
 		c.up()
@@ -170,14 +171,24 @@ func (c *schemaCache) get(ctx context.Context, id int32, topic string) (*valueSc
 	case errors.Is(err, schemas.ErrSchemaNotFound):
 		c.up()
 		return c.notFound(id, topic, err)
+	case errors.As(err, &unusable):
+		// The registry answered with a schema floe cannot use (not Avro,
+		// a recursive record, a bad reference): its records cannot be
+		// read, which is the schema's fault, not the record's nor the
+		// registry's, so the reason does not name the registry.
+		c.up()
+		v := &valueSchema{id: id, stage: stageSchema, reason: fmt.Sprintf("schema id %d cannot be read: %v", id, unusable.Err)}
+		c.byID[id] = v
+		c.log.Error("kafka: schema unusable; its records go to the dead-letter queue", "schema", id, "topic", topic, "error", unusable.Err)
+		return v, nil
 	case registryUnavailable(err):
 		return nil, c.down(id, topic, err)
 	default:
-		// The registry answered, but floe cannot use the schema (not
-		// Avro, a recursive record, a bad reference…): its records
-		// cannot be read, which is the schema's fault, not the record's.
+		// The registry answered, but not with a schema (a 4xx other
+		// than 404): its records cannot be read; the reason names the
+		// registry, whose answer it is.
 		c.up()
-		v := &valueSchema{id: id, stage: stageSchema, reason: fmt.Sprintf("schema id %d cannot be read: %v", id, err)}
+		v := &valueSchema{id: id, stage: stageSchema, reason: err.Error()} // names the registry and the id
 		c.byID[id] = v
 		c.log.Error("kafka: schema unusable; its records go to the dead-letter queue", "schema", id, "topic", topic, "error", err)
 		return v, nil

@@ -700,6 +700,11 @@ func TestUnreadableSchemaIsDeadLettered(t *testing.T) {
 	if len(d) != 1 || d[0].Offset != 0 || d[0].Stage != stageSchema || !strings.Contains(d[0].Reason, "ecursive") {
 		t.Fatalf("dead letters %+v; want offset 0 with stage schema naming the recursion", d)
 	}
+	// The registry answered, so the reason is the schema's: it names the
+	// id once and not the registry.
+	if strings.Contains(d[0].Reason, env.RegistryURL) || strings.Count(d[0].Reason, fmt.Sprintf("schema id %d", id)) != 1 {
+		t.Errorf("reason %q: want the schema id once and no registry URL (%s)", d[0].Reason, env.RegistryURL)
+	}
 	if n, _ := l.rows(); n != 1 {
 		t.Errorf("%d rows, want the one order", n)
 	}
