@@ -248,7 +248,7 @@ func profileNow(t *T, o Options, run *FloeRun, seconds int) string {
 	}
 	return "Self time by kind of code, % of all samples of floe and its plugins:\n\n" + breakdown +
 		"\nInclusive time of the main code paths, % of all samples:\n\n" + paths +
-		"\nHottest functions (self time ≥ 1 %):\n\n```\n" + top + "\n```\n\n(perf data: `" + data + "`; `perf report -i` it for call graphs)"
+		"\nHottest functions (self time ≥ 1 %):\n\n```\n" + top + "\n```\n\n(perf data: `" + NeutralPath(filepath.Dir(o.ResultsDir), data) + "`; `perf report -i` it for call graphs)"
 }
 
 // reportFailures lists floe runs that failed and were run again.

@@ -120,7 +120,7 @@ func run(args []string) int {
 	}
 	rep.Heading(1, "floe benchmarks, %s (%s)", time.Now().Format("2006-01-02 15:04 MST"), mode)
 	rep.Para("Command: `%s`. floe %s, %s, %d CPUs, load average at start %s.",
-		strings.Join(append([]string{"floebench"}, args...), " "), gitDescribe(env.RepoDir), runtime.Version(), runtime.NumCPU(), loadAvg())
+		strings.Join(append([]string{"floebench"}, bench.NeutralArgs(env.RepoDir, args)...), " "), gitDescribe(env.RepoDir), runtime.Version(), runtime.NumCPU(), loadAvg())
 
 	state := &bench.State{}
 	failed := false
