@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/floehq/floe/host/kclient/kclienttest"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -161,7 +164,7 @@ func TestToleranceAllWithoutTopicLogs(t *testing.T) {
 func TestProduceToMockCluster(t *testing.T) {
 	mc, err := kafka.NewMockCluster(1)
 	if err != nil {
-		t.Skipf("librdkafka mock cluster unavailable: %v", err)
+		kclienttest.Unavailable(t, "needs librdkafka's mock cluster: "+err.Error())
 	}
 	defer mc.Close()
 	// The mock cluster does not serve CreateTopics: the topic exists
@@ -172,11 +175,7 @@ func TestProduceToMockCluster(t *testing.T) {
 // TestProduceToBroker runs against a real broker when FLOE_KAFKA_BOOTSTRAP
 // is set (e2e/services/up prints it).
 func TestProduceToBroker(t *testing.T) {
-	bootstrap := os.Getenv("FLOE_KAFKA_BOOTSTRAP")
-	if bootstrap == "" {
-		t.Skip("FLOE_KAFKA_BOOTSTRAP not set: start a broker with e2e/services/up to run this test")
-	}
-	produceAndConsume(t, bootstrap, 3, nil)
+	produceAndConsume(t, kclienttest.Require(t).Bootstrap, 3, nil)
 }
 
 func produceAndConsume(t *testing.T, bootstrap string, rf int, precreate func(string) error) {
@@ -364,7 +363,7 @@ func closedAddr(t *testing.T) string {
 func TestRetriedReportDoesNotProduceTwice(t *testing.T) {
 	mc, err := kafka.NewMockCluster(1)
 	if err != nil {
-		t.Skipf("librdkafka mock cluster unavailable: %v", err)
+		kclienttest.Unavailable(t, "needs librdkafka's mock cluster: "+err.Error())
 	}
 	defer mc.Close()
 	topic := fmt.Sprintf("floe-dlq-retry-%d", time.Now().UnixNano())
@@ -384,7 +383,7 @@ func TestRetriedReportDoesNotProduceTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := mc.SetRoundtripDuration(1, 2*time.Second); err != nil {
-		t.Skipf("mock cluster: %v", err)
+		kclienttest.Unavailable(t, "needs the mock cluster's round-trip delay: "+err.Error())
 	}
 	slow := []sdk.DeadLetter{{Partition: "orders/0", Offset: 2, Stage: "deserialize"}, {Partition: "orders/0", Offset: 3, Stage: "deserialize"}}
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -427,10 +426,8 @@ func TestRetriedReportDoesNotProduceTwice(t *testing.T) {
 // broker with only the source's kafka.* settings, when FLOE_KAFKA_SASL_*
 // are set (e2e/services/up with sasl=1 prints them).
 func TestProduceOverSASL(t *testing.T) {
-	bootstrap, user, pass := os.Getenv("FLOE_KAFKA_SASL_BOOTSTRAP"), os.Getenv("FLOE_KAFKA_SASL_USER"), os.Getenv("FLOE_KAFKA_SASL_PASSWORD")
-	if bootstrap == "" || user == "" {
-		t.Skip("FLOE_KAFKA_SASL_BOOTSTRAP not set: start a broker with e2e/services/up sasl=1 to run this test")
-	}
+	b := kclienttest.RequireSASL(t)
+	bootstrap, user, pass := b.SASLBootstrap, b.SASLUser, b.SASLPassword
 	cfg, err := ParseConfig("orders", map[string]string{
 		KeyTolerance: "all", KeyTopic: fmt.Sprintf("floe-dlq-sasl-%d", time.Now().UnixNano()), KeyReplicationFactor: "1",
 		"kafka.bootstrap.servers": bootstrap, "kafka.security.protocol": "SASL_PLAINTEXT",
@@ -445,5 +442,28 @@ func TestProduceOverSASL(t *testing.T) {
 	defer r.Close(ctx)
 	if err := r.Report(ctx, Origin{Connector: "orders"}, []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize"}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSkipsHonourRequireServices: under make test (FLOE_REQUIRE_SERVICES=1)
+// a test that cannot find its broker fails instead of passing by
+// skipping. This package's tests once skipped by hand; they go through
+// kclienttest, which honours it.
+func TestSkipsHonourRequireServices(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := regexp.MustCompile(`\bt\.Skip(f|Now)?\(`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if direct.MatchString(line) && !strings.Contains(line, "direct.MatchString") && !strings.HasPrefix(strings.TrimSpace(line), "//") {
+				t.Errorf("%s:%d skips without honouring FLOE_REQUIRE_SERVICES (use kclienttest.Require or kclienttest.Unavailable): %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }
