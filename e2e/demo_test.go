@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,17 @@ func TestDemoTableReadByPyIcebergAndDuckDB(t *testing.T) {
 		t.Fatalf("floe standalone --exit-when-done exited %d, want 0\n%s", code, f.Log())
 	}
 	t.Logf("demo run of %d records took %s", demoCount, time.Since(start).Round(time.Millisecond))
+	// The demo's own config must not draw floe's warnings (it once drew
+	// the hash partitioner's "only time transforms" one).
+	if f.LogContains(`level=WARN`) {
+		var warns []string
+		for _, line := range strings.Split(f.Log(), "\n") {
+			if strings.Contains(line, "level=WARN") {
+				warns = append(warns, line)
+			}
+		}
+		t.Errorf("the demo run logged warnings:\n%s", strings.Join(warns, "\n"))
+	}
 
 	gen := harness.DatagenFor(t, env, conn.Config)
 	valueCols := []string{"customer_id", "customer_email", "ts"}

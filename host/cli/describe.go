@@ -327,8 +327,14 @@ func printTable(w io.Writer, d TableDescription) error {
 
 	printMaintenance(p, d.Maintenance)
 
-	p.printf("\nquery it with DuckDB:\n  duckdb -c \"INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM iceberg_scan('%s');\"\n",
-		strings.TrimPrefix(d.MetadataLocation, "file://"))
+	// Not every machine has the duckdb CLI: say where to get it, and the
+	// same query through DuckDB's Python package.
+	meta := strings.TrimPrefix(d.MetadataLocation, "file://")
+	p.printf("\nquery it with DuckDB (the duckdb CLI: https://duckdb.org/docs/installation):\n"+
+		"  duckdb -c \"INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM iceberg_scan('%s');\"\n"+
+		"or with its Python package (pip install duckdb):\n"+
+		"  python3 -c \"import duckdb; duckdb.sql(\\\"INSTALL iceberg; LOAD iceberg\\\"); duckdb.sql(\\\"SELECT count(*) FROM iceberg_scan('%s')\\\").show()\"\n",
+		meta, meta)
 	return p.err
 }
 

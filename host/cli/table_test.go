@@ -136,7 +136,9 @@ func TestTableDescribe(t *testing.T) {
 	r.wants(t, 0, []string{"table demo.orders", "metadata", "schema (id 0)", "order_id", "required", "Order identifier.",
 		"    element", "      sku", "partition spec", "ts_day  day(ts)", "properties", "snapshots (2)", "floe.connector=demo-orders",
 		"records", "6", "small files", "partitions", "3, the fullest ts_day=2026-01-01 with 2 data files", "maintenance: no runs recorded",
-		"iceberg_scan('" + strings.TrimPrefix(d.MetadataLocation, "file://") + "')"}, nil)
+		"iceberg_scan('" + strings.TrimPrefix(d.MetadataLocation, "file://") + "')",
+		// a fresh machine has no duckdb CLI: where to get it, or the Python package
+		"https://duckdb.org/docs/installation", "pip install duckdb", "import duckdb"}, nil)
 
 	// The maintenance plugin's history files (one per connector) hold
 	// its runs; describe shows this table's, oldest first, without dry
