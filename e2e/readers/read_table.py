@@ -29,6 +29,16 @@ exactly when they read the same values:
   hash to a fixed value), as 16 hex digits;
 * nested columns are refused.
 
+Known reader bug the checks work around: PyIceberg 0.12 reads a null
+list or map (an Avro ["null", array] or ["null", map] field) as an empty
+list or map (apache/iceberg-python#3833, fix in PR #3834, both open when
+this was written); DuckDB reads it as null. So no check compares the
+nullness of list or map columns through PyIceberg (nested columns have
+no checksum, above), and what floe writes for them is pinned with
+pyarrow reading the Parquet files directly, not through any Iceberg
+reader: e2e/nullable_nested_test.go. Once a fixed PyIceberg is pinned in
+requirements.txt, a checksum of nested columns could compare the two.
+
 PyIceberg reads through the SQL catalog (the same tables iceberg-go's SQL
 catalog writes) or, with --catalog-type rest, through an Iceberg REST
 catalog (--credential for OAuth2 client credentials, or --token). DuckDB
