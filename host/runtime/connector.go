@@ -107,7 +107,9 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	opts.Tuning = opts.Tuning.withDefaults(set.CommitInterval)
+	if opts.Tuning, err = opts.Tuning.withDefaults(set.CommitInterval); err != nil {
+		return nil, fmt.Errorf("runtime: connector %s: %w", opts.Name, err)
+	}
 	logger := opts.Logger.With("connector", opts.Name)
 	set.DLQ.ConnectTimeout = opts.Tuning.DeadLetterConnectTimeout
 	c := &Connector{

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -34,22 +36,39 @@ type Tuning struct {
 	DeadLetterConnectTimeout time.Duration
 }
 
-func (t Tuning) withDefaults(commitInterval time.Duration) Tuning {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
+// withDefaults fills the zero fields with their defaults. A negative
+// field, or a CommitBackoff above CommitMaxBackoff, is an error naming the
+// field and its limit: a wrong tuning is reported, never silently
+// replaced by a default (it used to be).
+func (t Tuning) withDefaults(commitInterval time.Duration) (Tuning, error) {
+	var errs []error
+	def := func(name string, d *time.Duration, v time.Duration) {
+		switch {
+		case *d < 0:
+			errs = append(errs, fmt.Errorf("tuning %s is %s: it must be ≥ 0 (0 takes the default, %s)", name, *d, v))
+		case *d == 0:
 			*d = v
 		}
 	}
-	def(&t.ReadPoll, time.Second)
-	def(&t.ShutdownTimeout, 60*time.Second)
-	def(&t.CloseTimeout, 10*time.Second)
-	def(&t.CommitMaxElapsed, 5*time.Minute)
-	def(&t.CommitBackoff, 200*time.Millisecond)
-	def(&t.CommitMaxBackoff, 10*time.Second)
-	def(&t.RevokeTimeout, max(30*time.Second, 3*commitInterval))
-	def(&t.RestartStableAfter, 60*time.Second)
-	if t.CommitMaxAttempts <= 0 {
+	def("ReadPoll", &t.ReadPoll, time.Second)
+	def("ShutdownTimeout", &t.ShutdownTimeout, 60*time.Second)
+	def("CloseTimeout", &t.CloseTimeout, 10*time.Second)
+	def("CommitMaxElapsed", &t.CommitMaxElapsed, 5*time.Minute)
+	def("CommitBackoff", &t.CommitBackoff, 200*time.Millisecond)
+	def("CommitMaxBackoff", &t.CommitMaxBackoff, 10*time.Second)
+	def("RevokeTimeout", &t.RevokeTimeout, max(30*time.Second, 3*commitInterval))
+	def("RestartStableAfter", &t.RestartStableAfter, 60*time.Second)
+	if t.DeadLetterConnectTimeout < 0 {
+		errs = append(errs, fmt.Errorf("tuning DeadLetterConnectTimeout is %s: it must be ≥ 0 (0 takes the dead-letter queue's default)", t.DeadLetterConnectTimeout))
+	}
+	switch {
+	case t.CommitMaxAttempts < 0:
+		errs = append(errs, fmt.Errorf("tuning CommitMaxAttempts is %d: it must be ≥ 0 (0 takes the default, 10)", t.CommitMaxAttempts))
+	case t.CommitMaxAttempts == 0:
 		t.CommitMaxAttempts = 10
 	}
-	return t
+	if t.CommitBackoff > 0 && t.CommitMaxBackoff > 0 && t.CommitBackoff > t.CommitMaxBackoff {
+		errs = append(errs, fmt.Errorf("tuning CommitBackoff is %s: it must be ≤ CommitMaxBackoff (%s)", t.CommitBackoff, t.CommitMaxBackoff))
+	}
+	return t, errors.Join(errs...)
 }
