@@ -78,6 +78,21 @@ func buildPlugins(t *testing.T) string {
 	return buildDir
 }
 
+// realPlugins builds the plugin binaries and scans them, for a test that
+// runs them; -short skips it.
+func realPlugins(t *testing.T) *registry.Registry {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the test that builds and runs the real plugins")
+	}
+	dir := buildPlugins(t)
+	reg, problems := registry.Scan(t.Context(), []string{dir}, "", nil)
+	if len(problems) > 0 {
+		t.Fatalf("plugin scan: %v", problems)
+	}
+	return reg
+}
+
 // registryPlugins adapts the registry for the test (the worker has the
 // same adapter, FromRegistry).
 type registryPlugins struct{ r *registry.Registry }
@@ -109,16 +124,9 @@ func lookupComponents(t *testing.T, reg *registry.Registry, names map[sdk.Kind]s
 }
 
 func TestIntegrationDatagenToIceberg(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the test that builds and runs the real plugins")
-	}
-	dir := buildPlugins(t)
+	reg := realPlugins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	reg, problems := registry.Scan(ctx, []string{dir}, "", nil)
-	for _, p := range problems {
-		t.Fatalf("plugin scan: %v", p)
-	}
 	comps := lookupComponents(t, reg, map[sdk.Kind]string{sdk.KindSource: "datagen", sdk.KindPartitioner: "hash", sdk.KindSink: "iceberg"})
 	dataDir := t.TempDir()
 	st, err := store.OpenLocal(dataDir)
@@ -204,16 +212,9 @@ func TestIntegrationDatagenToIceberg(t *testing.T) {
 // the middle of a run: the sink restarts, the pipeline rewinds to the
 // table's frontier, and every record lands exactly once.
 func TestIntegrationSinkKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the test that builds and runs the real plugins")
-	}
-	dir := buildPlugins(t)
+	reg := realPlugins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	reg, problems := registry.Scan(ctx, []string{dir}, "", nil)
-	if len(problems) > 0 {
-		t.Fatalf("plugin scan: %v", problems)
-	}
 	dataDir := t.TempDir()
 	st, _ := store.OpenLocal(dataDir)
 	const total = 40000
@@ -287,16 +288,9 @@ func TestIntegrationSinkKilled(t *testing.T) {
 // the sink, the sink's catalog password not the source, and the host's
 // keys only the component that names one exactly.
 func TestPluginsReceiveOnlyTheirKeys(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the test that builds and runs the real plugins")
-	}
-	dir := buildPlugins(t)
+	reg := realPlugins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	reg, problems := registry.Scan(ctx, []string{dir}, "", nil)
-	if len(problems) > 0 {
-		t.Fatalf("plugin scan: %v", problems)
-	}
 	dataDir := t.TempDir()
 	st, err := store.OpenLocal(dataDir)
 	if err != nil {

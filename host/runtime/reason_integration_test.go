@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floehq/floe/host/registry"
 	"github.com/floehq/floe/host/store"
 	"github.com/floehq/floe/sdk"
 )
@@ -17,16 +16,9 @@ import (
 // schema 1: schema 1: plugin …: schema rejected: schema 1: iceberg sink:
 // … schema rejected: …".
 func TestIntegrationRejectionReasonSaysEachFactOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the test that builds and runs the real plugins")
-	}
-	dir := buildPlugins(t)
+	reg := realPlugins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	reg, problems := registry.Scan(ctx, []string{dir}, "", nil)
-	if len(problems) > 0 {
-		t.Fatalf("plugin scan: %v", problems)
-	}
 	dataDir := t.TempDir()
 	st, err := store.OpenLocal(dataDir)
 	if err != nil {
