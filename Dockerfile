@@ -20,10 +20,13 @@ RUN apt-get update \
 COPY --from=build /src/bin/floe /usr/local/bin/floe
 COPY --from=build /src/bin/plugins/ /usr/lib/floe/plugins/
 COPY configs/docker-worker.json /etc/floe/worker.json
+COPY configs/docker-distributed-worker.json /etc/floe/distributed-worker.json
 # The data dir holds the embedded SQLite catalog, the local warehouse and
 # the worker's state; mount a volume to keep them.
 VOLUME ["/var/lib/floe"]
 USER 10001
 EXPOSE 8083
 ENTRYPOINT ["/usr/local/bin/floe"]
+# A cluster worker instead: docker run … floe distributed /etc/floe/distributed-worker.json
+# (set bootstrap.servers and group.id there; see docs/distributed.md).
 CMD ["standalone", "/etc/floe/worker.json"]

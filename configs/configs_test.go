@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/floehq/floe/e2e/harness"
+	"github.com/floehq/floe/host/distributed"
 	"github.com/floehq/floe/host/registry"
 	"github.com/floehq/floe/host/standalone"
 	"github.com/floehq/floe/host/worker"
@@ -44,6 +45,20 @@ func isWorkerConfig(file string) bool {
 func TestExamplesParse(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		t.Run(file, func(t *testing.T) {
+			if isWorkerConfig(file) && strings.Contains(file, "distributed") {
+				raw := map[string]string{}
+				data, err := os.ReadFile(file)
+				if err == nil {
+					err = json.Unmarshal(data, &raw)
+				}
+				if err == nil {
+					_, err = distributed.ParseConfig(raw, file)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
 			if isWorkerConfig(file) {
 				if _, err := worker.LoadConfig(file); err != nil {
 					t.Fatal(err)

@@ -60,13 +60,17 @@ type Options struct {
 	// StopTimeout bounds the wait for exit after SIGTERM
 	// (DefaultStopTimeout).
 	StopTimeout time.Duration
+	// Distributed runs `floe distributed <worker.json>` (a cluster
+	// worker) instead of standalone; Connectors and ConnectorFiles must
+	// be empty (create connectors through the REST API).
+	Distributed bool
 	// NoWait returns as soon as the process started, without waiting for
 	// GET /health: for runs that may end before it answers
 	// (--exit-when-done). Use [Floe.Wait].
 	NoWait bool
 }
 
-// Floe is one `floe standalone` run: a worker config, a data dir and the
+// Floe is one `floe standalone` (or `floe distributed`) run: a worker config, a data dir and the
 // process. Restart keeps the folders, the port and the connector files.
 // Its methods may be called from the test's goroutine only, except the
 // REST client's.
@@ -179,6 +183,12 @@ func StartFloe(t testing.TB, env Env, opts Options) *Floe {
 	}
 	writeJSON(t, f.WorkerFile, worker)
 	f.args = []string{"standalone", f.WorkerFile}
+	if opts.Distributed {
+		if len(opts.Connectors)+len(opts.ConnectorFiles) > 0 {
+			t.Fatalf("harness: a distributed worker takes no connector files; create connectors through the REST API")
+		}
+		f.args[0] = "distributed"
+	}
 	for i, c := range opts.Connectors {
 		path := filepath.Join(dir, fmt.Sprintf("connector-%d-%s.json", i, safeName(c.Name)))
 		writeJSON(t, path, c)

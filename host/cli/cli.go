@@ -66,6 +66,7 @@ type command struct {
 func (a *App) commands() []*command {
 	return []*command{
 		standaloneCommand(),
+		distributedCommand(),
 		pluginsCommand(),
 		validateCommand(),
 		tableCommand(),

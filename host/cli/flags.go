@@ -144,12 +144,13 @@ func levelNames(groups []string, attr slog.Attr) slog.Attr {
 // Logger names, dotted like log4j's so that /admin/loggers can set a
 // whole subtree ("floe" is all of floe).
 const (
-	logCLI        = "floe.cli"
-	logWorker     = "floe.worker"
-	logRegistry   = "floe.registry"
-	logREST       = "floe.rest"
-	logStandalone = "floe.standalone"
-	logMaintain   = "floe.maintain"
+	logCLI         = "floe.cli"
+	logWorker      = "floe.worker"
+	logRegistry    = "floe.registry"
+	logREST        = "floe.rest"
+	logDistributed = "floe.distributed"
+	logStandalone  = "floe.standalone"
+	logMaintain    = "floe.maintain"
 )
 
 // argCount checks the number of positional arguments.

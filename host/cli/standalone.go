@@ -163,7 +163,7 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 	// ends; failed reports either one failing.
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	failed, waitServices, err := a.startServices(runCtx, wc, w, listeners, auth, logs)
+	failed, waitServices, err := a.startServices(runCtx, wc, w, nil, listeners, auth, logs)
 	if err != nil {
 		_ = shutdown()
 		return err
@@ -203,14 +203,15 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 }
 
 // startServices serves the REST API on the listeners (bound by the
-// caller) and, when config.dir is set, runs the watched folder, and
+// caller; router forwards writes in distributed mode, nil in standalone)
+// and, when config.dir is set, runs the watched folder, and
 // returns once the folder's files are applied. Both run until ctx ends;
 // failed receives the error of either one failing, and wait returns when
 // both stopped.
-func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWorker, listeners []net.Listener, auth *rest.Auth, logs *rest.Loggers) (failed <-chan error, wait func(), err error) {
+func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWorker, router rest.Router, listeners []net.Listener, auth *rest.Auth, logs *rest.Loggers) (failed <-chan error, wait func(), err error) {
 	errc := make(chan error, 2)
 	var bg sync.WaitGroup
-	api := rest.New(rest.Options{Worker: w, Metrics: w.Metrics(), Loggers: logs, Logger: logs.Logger(logREST), Auth: auth})
+	api := rest.New(rest.Options{Worker: w, Metrics: w.Metrics(), Loggers: logs, Logger: logs.Logger(logREST), Auth: auth, Router: router})
 	for _, l := range listeners {
 		logs.Logger(logCLI).Info("REST API listening", "url", rest.URL(l), "authentication", auth.Enabled())
 		if ta, ok := l.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() && !auth.Enabled() {

@@ -51,20 +51,34 @@ func (a *App) startWorker(ctx context.Context, wc worker.Config, logs *rest.Logg
 // JSON mistakes are reported here first, with their line and column, or
 // the key whose value is not a string.
 func loadWorkerConfig(path string) (worker.Config, error) {
+	raw, err := loadRawWorkerConfig(path)
+	if err != nil {
+		return worker.Config{}, err
+	}
+	return worker.ConfigFromMap(raw, path)
+}
+
+// loadRawWorkerConfig reads a worker config file's keys, reporting JSON
+// mistakes with their line and column, or the key whose value is not a
+// string.
+func loadRawWorkerConfig(path string) (map[string]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return worker.Config{}, fmt.Errorf("worker config %s: %w (give the path of a worker config, for example configs/worker.json)", path, err)
+		return nil, fmt.Errorf("worker config %s: %w (give the path of a worker config, for example configs/worker.json)", path, err)
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return worker.Config{}, fmt.Errorf("worker config %s: %s", path, jsonProblem(data, err))
+		return nil, fmt.Errorf("worker config %s: %s", path, jsonProblem(data, err))
 	}
+	raw := make(map[string]string, len(doc))
 	for k, v := range doc {
-		if err := json.Unmarshal(v, new(string)); err != nil {
-			return worker.Config{}, fmt.Errorf("worker config %s: %q is %s, not a string: write it in quotes, \"%s\": \"…\"", path, k, string(v), k)
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("worker config %s: %q is %s, not a string: write it in quotes, \"%s\": \"…\"", path, k, string(v), k)
 		}
+		raw[k] = s
 	}
-	return worker.ParseConfig(data, path)
+	return raw, nil
 }
 
 // pluginCacheDir is where the registry caches what each plugin binary

@@ -27,6 +27,10 @@ type Options struct {
 	// /health present one (HTTP Basic or a bearer token); nil lets all
 	// through.
 	Auth *Auth
+	// Router, in distributed mode, sends each write to the worker that
+	// must apply it (the leader, or the connector's worker); nil answers
+	// everything here.
+	Router Router
 }
 
 // Server is floe's REST API, an [http.Handler]. It holds no state of its
@@ -37,13 +41,14 @@ type Server struct {
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	// cop refuses cross-origin writes (see guard).
-	cop  *http.CrossOriginProtection
-	auth *Auth
+	cop    *http.CrossOriginProtection
+	auth   *Auth
+	router Router
 }
 
 // New returns the API over opts.Worker.
 func New(opts Options) *Server {
-	s := &Server{w: opts.Worker, loggers: opts.Loggers, logger: opts.Logger, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection(), auth: opts.Auth}
+	s := &Server{w: opts.Worker, loggers: opts.Loggers, logger: opts.Logger, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection(), auth: opts.Auth, router: opts.Router}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -127,6 +132,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.notRouted(rec, r)
+		return
+	}
+	if s.forward(rec, r) {
 		return
 	}
 	s.mux.ServeHTTP(rec, r)

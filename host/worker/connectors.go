@@ -261,9 +261,9 @@ func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
 		w.logger.Warn("connector did not stop cleanly before its deletion", "connector", name, "error", err)
 	}
 	err = errors.Join(
-		w.store.DeleteConnector(ctx, name),
-		w.store.DeleteStatus(ctx, name),
-		w.store.DeleteOffsets(ctx, name),
+		w.configs.DeleteConnector(ctx, name),
+		w.statuses.DeleteStatus(ctx, name),
+		w.offsets.DeleteOffsets(ctx, name),
 	)
 	c.mu.Lock()
 	c.deleted = true

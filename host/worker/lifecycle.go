@@ -75,7 +75,7 @@ func (w *Worker) runtimeOptions(c *conn, paused bool) runtime.Options {
 	defer c.mu.Unlock()
 	return runtime.Options{
 		Name: c.name, Config: w.effective(c.config), Components: maps.Clone(c.comps),
-		DataDir: w.cfg.DataDir, Plugins: w.plugins, Offsets: w.store, Statuses: w.store,
+		DataDir: w.cfg.DataDir, Plugins: w.plugins, Offsets: w.offsets, Statuses: w.statuses,
 		Metrics: w.metrics.Connector(c.name), Logger: w.logger, Paused: paused, Tuning: w.deps.Tuning,
 	}
 }
@@ -90,7 +90,7 @@ func (w *Worker) startLocked(c *conn) {
 	w.mu.Lock()
 	closed := w.closed
 	w.mu.Unlock()
-	if closed {
+	if closed || !w.runsHere(c.name) {
 		return
 	}
 	c.mu.Lock()

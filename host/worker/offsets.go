@@ -47,20 +47,20 @@ func (w *Worker) Offsets(ctx context.Context, name string) ([]Offset, error) {
 		}
 		// Starting: the sink's frontier is not read yet. Answer with the
 		// last commit floe stored rather than start a second sink.
-		cm, err := w.store.Committed(ctx, name)
+		cm, err := w.offsets.Committed(ctx, name)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
 		return toOffsets(cm.Positions), nil
 	}
-	if ov, err := w.store.Override(ctx, name); err == nil {
+	if ov, err := w.offsets.Override(ctx, name); err == nil {
 		return toOffsets(ov.Positions), nil
 	}
 	fr, ferr := runtime.ReadFrontier(ctx, w.runtimeOptions(c, false))
 	if ferr == nil {
 		return toOffsets(fr.Positions), nil
 	}
-	cm, err := w.store.Committed(ctx, name)
+	cm, err := w.offsets.Committed(ctx, name)
 	if err == nil {
 		w.logger.Warn("cannot read the sink's frontier; answering with the offsets of the last commit", "connector", name, "error", ferr)
 		return toOffsets(cm.Positions), nil
@@ -196,14 +196,14 @@ func (w *Worker) overrideOffsets(ctx context.Context, name string, reset bool, a
 		return fmt.Errorf("connector %s: the offsets were not changed, the table's frontier could not be read: %w", name, err)
 	}
 	base, after := maps.Clone(fr.Positions), fr.Checkpoint
-	if ov, err := w.store.Override(ctx, name); err == nil && fr.Checkpoint <= ov.AfterCheckpoint {
+	if ov, err := w.offsets.Override(ctx, name); err == nil && fr.Checkpoint <= ov.AfterCheckpoint {
 		base, after = maps.Clone(ov.Positions), ov.AfterCheckpoint
 	}
 	if base == nil {
 		base = map[string]int64{}
 	}
 	ov := store.Override{Positions: apply(base), AfterCheckpoint: after, Reset: reset, Created: time.Now().UTC()}
-	if err := w.store.PutOverride(ctx, name, ov); err != nil {
+	if err := w.offsets.PutOverride(ctx, name, ov); err != nil {
 		return fmt.Errorf("connector %s: %w", name, err)
 	}
 	w.logger.Info("connector offsets changed; applied on the next start", "connector", name, "reset", reset, "partitions", len(ov.Positions))

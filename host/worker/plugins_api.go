@@ -19,7 +19,7 @@ func (w *Worker) Topics(ctx context.Context, name string) ([]string, error) {
 	if _, _, rt, _, _ := c.snapshot(); rt != nil {
 		return rt.Topics(), nil
 	}
-	return w.store.Topics(ctx, name)
+	return w.statuses.Topics(ctx, name)
 }
 
 // ResetTopics implements [API].
@@ -31,7 +31,7 @@ func (w *Worker) ResetTopics(ctx context.Context, name string) error {
 	if _, _, rt, _, _ := c.snapshot(); rt != nil {
 		return rt.ResetTopics(ctx)
 	}
-	return w.store.PutTopics(ctx, name, nil)
+	return w.statuses.PutTopics(ctx, name, nil)
 }
 
 // Plugins implements [API]: Class is the component name, Type its kind

@@ -27,6 +27,8 @@ func (w *Worker) status(c *conn) ConnectorStatus {
 		st.Connector.State, st.Connector.Trace = StateFailed, failure
 	case rt == nil && target == store.TargetStopped:
 		st.Connector.State = StateStopped
+	case rt == nil && !w.runsHere(c.name):
+		return w.remoteStatus(c, cfg)
 	case rt == nil:
 		st.Connector.State = StateUnassigned
 		for i := range tasksMax(cfg) {

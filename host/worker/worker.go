@@ -37,18 +37,26 @@ type Deps struct {
 	Version, Commit string
 	// Tuning overrides internal timings of every connector (tests).
 	Tuning runtime.Tuning
+	// Stores, when set, replace the files under the data dir (distributed
+	// mode: the stores on the cluster's internal topics).
+	Stores *Stores
+	// Placement, when set, decides which connectors run on this worker
+	// (distributed mode); nil runs every connector here.
+	Placement Placement
 }
 
 // Worker runs connectors in one process (standalone mode): it validates
 // and stores their configs, runs them, and answers the REST API. It
 // implements [API]; its methods are safe for concurrent use.
 type Worker struct {
-	cfg     Config
-	plugins Plugins
-	logger  hclog.Logger
-	deps    Deps
-	store   *store.Local
-	metrics *metrics.Metrics
+	cfg      Config
+	plugins  Plugins
+	logger   hclog.Logger
+	deps     Deps
+	configs  store.ConfigStore
+	statuses store.StatusStore
+	offsets  store.OffsetStore
+	metrics  *metrics.Metrics
 	// life is the worker's lifetime: connectors run on it, not on the
 	// request that started them. Close ends it once they stopped.
 	life    context.Context
@@ -77,6 +85,9 @@ type conn struct {
 	rt      *runtime.Connector // nil while STOPPED or when the start failed
 	failure string             // why the connector could not start
 	deleted bool
+	// remote marks a connector another worker created, until this
+	// worker applied its stored record (Reconcile).
+	remote bool
 	// restart marks the instances an accepted restart (KIP-745) is
 	// restarting; nil when none is.
 	restart *pendingRestart
@@ -136,9 +147,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if cfg.WorkerID == "" {
 		cfg.WorkerID = "standalone"
 	}
-	st, err := store.OpenLocal(cfg.DataDir)
-	if err != nil {
-		return nil, err
+	stores := deps.Stores
+	if stores == nil {
+		st, err := store.OpenLocal(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		stores = &Stores{Configs: st, Statuses: st, Offsets: st}
 	}
 	logger := deps.Logger
 	if logger == nil {
@@ -147,10 +162,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
 	w := &Worker{
 		cfg: cfg, plugins: deps.Plugins, logger: logger, deps: deps,
-		store: st, metrics: metrics.New(), conns: map[string]*conn{},
+		configs: stores.Configs, statuses: stores.Statuses, offsets: stores.Offsets,
+		metrics: metrics.New(), conns: map[string]*conn{},
 		life: life, endLife: endLife,
 	}
-	stored, err := st.Connectors(ctx)
+	stored, err := w.configs.Connectors(ctx)
 	if err != nil {
 		endLife()
 		return nil, fmt.Errorf("worker: %w", err)

@@ -282,7 +282,7 @@ func TestSecretsAreHiddenAndKept(t *testing.T) {
 	if _, created, err := w.PutConnectorConfig(ctx, "c", cfg2); err != nil || created {
 		t.Fatalf("put: %v created=%v", err, created)
 	}
-	rec, _ := w.store.Connector(ctx, "c")
+	rec, _ := w.configs.Connector(ctx, "c")
 	if rec.Config["tbl.password"] != "s3cret" || rec.Config["gen.token"] != "tok" || rec.Config["gen.count"] != "5" {
 		t.Fatalf("stored %v", rec.Config)
 	}
@@ -439,7 +439,7 @@ func TestStopAlterOffsetsResume(t *testing.T) {
 		t.Fatalf("the sink's Open carried offsets reset %+v; want t/0 at 40", reset)
 	}
 	waitFor(t, "override spent", func() bool {
-		_, err := w.store.Override(ctx, "c")
+		_, err := w.offsets.Override(ctx, "c")
 		return errors.Is(err, store.ErrNotFound)
 	})
 	// Reset: everything starts over.
@@ -471,7 +471,7 @@ func TestPauseResumeRestartDelete(t *testing.T) {
 		st, _ := w.ConnectorStatus(context.Background(), "c")
 		return st.Connector.State == StatePaused && len(st.Tasks) == 2 && st.Tasks[0].State == StatePaused
 	})
-	if rec, _ := w.store.Connector(ctx, "c"); rec.Target != store.TargetPaused {
+	if rec, _ := w.configs.Connector(ctx, "c"); rec.Target != store.TargetPaused {
 		t.Fatalf("stored target %s", rec.Target)
 	}
 	if err := w.Resume(ctx, "c"); err != nil {
@@ -504,7 +504,7 @@ func TestPauseResumeRestartDelete(t *testing.T) {
 	if err := w.DeleteConnector(ctx, "c"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
-	if _, err := w.store.Connector(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := w.configs.Connector(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("stored after delete: %v", err)
 	}
 	waitFor(t, "processes gone", func() bool { return fp.live.Load() == 0 })

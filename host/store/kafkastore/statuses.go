@@ -57,6 +57,9 @@ type WorkerInfo struct {
 	Commit  string    `json:"commit"`
 	Plugins []Plugin  `json:"plugins"`
 	Started time.Time `json:"started"`
+	// Applied is the epoch of the last assignment the worker finished
+	// applying (it stopped what that assignment took away).
+	Applied int64 `json:"applied,omitempty"`
 }
 
 // Plugin is one plugin a worker has.

@@ -1,0 +1,414 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/floehq/floe/host/cluster"
+	"github.com/floehq/floe/host/store"
+	"github.com/floehq/floe/host/store/kafkastore"
+	"github.com/floehq/floe/host/worker"
+)
+
+// tick is how often the herder looks again without being woken: a
+// missed wake-up (a member record written just after a read) costs at
+// most this.
+const tick = 2 * time.Second
+
+// Runner is the worker as the herder drives it.
+type Runner interface {
+	// Reconcile reads the config store and makes the connectors this
+	// worker runs match it and the placement.
+	Reconcile(ctx context.Context) error
+}
+
+// Herder is one worker's part in the cluster: its seat in the membership
+// group, the stores on the internal topics, and the loop that places
+// connectors (on the leader) and applies the placement (on every worker).
+// It implements the worker's placement: [Herder.Runs].
+type Herder struct {
+	cfg      Config
+	log      hclog.Logger
+	configs  *kafkastore.Configs
+	statuses *kafkastore.Statuses
+	offsets  *kafkastore.Offsets
+	member   *cluster.Membership
+	wake     chan struct{}
+	// info is this worker's member record; Applied grows as the worker
+	// applies assignments.
+	info kafkastore.WorkerInfo
+
+	mu sync.Mutex
+	// assignment is the newest assignment read from the config topic.
+	assignment cluster.Assignment
+}
+
+// Open creates or checks the internal topics, reads them to their end,
+// registers this worker in the status topic and joins the cluster. ctx
+// bounds the start.
+func Open(ctx context.Context, cfg Config, info kafkastore.WorkerInfo, log hclog.Logger) (*Herder, error) {
+	h := &Herder{cfg: cfg, log: log, wake: make(chan struct{}, 1)}
+	opts := kafkastore.Options{WorkerID: cfg.Worker.WorkerID, Logger: log, OnApply: func(kafkastore.Record) { h.poke() }}
+	var err error
+	if h.configs, err = kafkastore.OpenConfigs(ctx, cfg.Stores, opts); err != nil {
+		return nil, err
+	}
+	if h.statuses, err = kafkastore.OpenStatuses(ctx, cfg.Stores, opts); err != nil {
+		h.closeStores()
+		return nil, err
+	}
+	if h.offsets, err = kafkastore.OpenOffsets(ctx, cfg.Stores, kafkastore.Options{WorkerID: cfg.Worker.WorkerID, Logger: log}); err != nil {
+		h.closeStores()
+		return nil, err
+	}
+	if err := h.checkWorkerID(ctx); err != nil {
+		h.closeStores()
+		return nil, err
+	}
+	info.ID, info.URL, info.Started = cfg.Worker.WorkerID, cfg.URL, time.Now().UTC()
+	h.info = info
+	if err := h.statuses.PutWorker(ctx, info); err != nil {
+		h.closeStores()
+		return nil, err
+	}
+	h.member, err = cluster.Join(ctx, cluster.Config{
+		Kafka: cfg.Stores.Client, GroupID: cfg.Stores.GroupID, WorkerID: cfg.Worker.WorkerID,
+		SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
+	})
+	if err != nil {
+		_ = h.statuses.DeleteWorker(context.WithoutCancel(ctx), cfg.Worker.WorkerID)
+		h.closeStores()
+		return nil, err
+	}
+	h.readAssignment()
+	return h, nil
+}
+
+// checkWorkerID refuses a worker id that a live member with another URL
+// holds: two workers with one id would both run its connectors.
+func (h *Herder) checkWorkerID(ctx context.Context) error {
+	ws, err := h.statuses.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if w.ID == h.cfg.Worker.WorkerID && w.URL != h.cfg.URL {
+			h.log.Warn("a worker with this worker.id was registered at another URL; taking the id over (if that worker still runs, give each worker its own worker.id)",
+				"worker_id", w.ID, "other_url", w.URL, "url", h.cfg.URL)
+		}
+	}
+	return nil
+}
+
+// Stores returns the stores on the internal topics, for the worker.
+func (h *Herder) Stores() (store.ConfigStore, store.StatusStore, store.OffsetStore) {
+	return h.configs, h.statuses, h.offsets
+}
+
+// WorkerID returns this worker's id.
+func (h *Herder) WorkerID() string { return h.cfg.Worker.WorkerID }
+
+// Runs reports whether the newest assignment places connector name on
+// this worker.
+func (h *Herder) Runs(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Contains(h.assignment.Tasks[h.cfg.Worker.WorkerID], connectorTask(name))
+}
+
+// connectorTask is the one assignor task that stands for a whole
+// connector: the worker holding it runs all the connector's tasks.
+func connectorTask(name string) cluster.TaskID { return cluster.TaskID{Connector: name} }
+
+// ownerOf returns the worker the assignment places connector name on.
+func ownerOf(a cluster.Assignment, name string) (string, bool) {
+	for id, ts := range a.Tasks {
+		if slices.Contains(ts, connectorTask(name)) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// Owner returns the worker id and REST URL of the worker the newest
+// assignment places connector name on.
+func (h *Herder) Owner(ctx context.Context, name string) (id, url string, ok bool) {
+	h.mu.Lock()
+	owner, placed := ownerOf(h.assignment, name)
+	h.mu.Unlock()
+	if !placed {
+		return "", "", false
+	}
+	ws, err := h.statuses.Workers(ctx)
+	if err != nil {
+		return owner, "", false
+	}
+	for _, w := range ws {
+		if w.ID == owner {
+			return w.ID, w.URL, true
+		}
+	}
+	return owner, "", false
+}
+
+// Leader returns the leader's worker id and REST URL, as the config
+// topic's newest leader record names them, and whether this worker is
+// it.
+func (h *Herder) Leader() (id, url string, self, ok bool) {
+	if h.member.Leader() && h.configs.Epoch() != 0 {
+		return h.cfg.Worker.WorkerID, h.cfg.URL, true, true
+	}
+	l, found := h.configs.Leader()
+	if !found || l.WorkerID == h.cfg.Worker.WorkerID {
+		// No leader yet, or this worker's claim is gone: unknown.
+		return "", "", false, false
+	}
+	return l.WorkerID, l.URL, false, true
+}
+
+// Run drives the worker until ctx ends: on every change of the
+// membership or of the config topic, the leader places the connectors
+// and every worker applies the newest placement. It returns ctx's error,
+// or the error that ended the membership.
+func (h *Herder) Run(ctx context.Context, r Runner) error {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	changes := h.member.Changes()
+	for {
+		if err := h.member.Err(); err != nil {
+			return fmt.Errorf("cluster membership of worker %q: %w", h.cfg.Worker.WorkerID, err)
+		}
+		if h.member.Leader() {
+			if err := h.lead(ctx); err != nil && ctx.Err() == nil {
+				h.log.Warn("placing connectors failed; trying again", "error", err)
+			}
+		}
+		epoch := h.readAssignment()
+		if err := r.Reconcile(ctx); err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("applying the placement failed; trying again", "error", err)
+			}
+		} else if err := h.reportApplied(ctx, epoch); err != nil && ctx.Err() == nil {
+			h.log.Warn("reporting the applied assignment failed; trying again", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changes:
+		case <-h.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// lead claims the config topic if this worker has no claim yet, then
+// writes a new assignment when the members or the connectors changed.
+func (h *Herder) lead(ctx context.Context) error {
+	if h.configs.Epoch() == 0 {
+		l, err := h.configs.ClaimWrites(ctx, h.cfg.URL)
+		if err != nil {
+			return fmt.Errorf("claim the config topic: %w", err)
+		}
+		h.log.Info("leading the cluster", "worker_id", h.cfg.Worker.WorkerID, "leader_epoch", l.Epoch)
+	}
+	if err := h.configs.ReadToEnd(ctx); err != nil {
+		return err
+	}
+	snap := h.configs.Snapshot()
+	prev, err := decodeAssignment(snap.Assignment)
+	if err != nil {
+		return err
+	}
+	members, err := h.member.Members(ctx)
+	if err != nil {
+		return err
+	}
+	infos, err := h.statuses.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	applied := map[string]int64{}
+	for _, w := range infos {
+		applied[w.ID] = w.Applied
+	}
+	workers := make([]cluster.Worker, 0, len(members))
+	for _, id := range members {
+		workers = append(workers, cluster.Worker{ID: id, Applied: applied[id]})
+	}
+	conns := make([]cluster.Connector, 0, len(snap.Connectors))
+	for _, name := range slices.Sorted(maps.Keys(snap.Connectors)) {
+		c := snap.Connectors[name]
+		conns = append(conns, cluster.Connector{Name: name, Tasks: 1, Target: c.Target})
+	}
+	res, err := cluster.Assign(prev, workers, conns)
+	if err != nil {
+		return err
+	}
+	for _, u := range res.Unplaced {
+		h.log.Warn("connector not placed", "connector", u.Connector, "reason", u.Reason)
+	}
+	if !res.Changed {
+		return nil
+	}
+	data, err := json.Marshal(res.Assignment)
+	if err != nil {
+		return err
+	}
+	if _, err := h.configs.WriteAssignment(ctx, kafkastore.Assignment{Epoch: res.Assignment.Epoch, ConfigOffset: snap.Offset, Data: data}); err != nil {
+		return fmt.Errorf("write the assignment: %w", err)
+	}
+	h.log.Info("placed the connectors", "epoch", res.Assignment.Epoch, "workers", members, "placement", placement(res.Assignment))
+	return nil
+}
+
+// readAssignment takes the newest assignment the config store applied
+// and returns its epoch.
+func (h *Herder) readAssignment() int64 {
+	a, err := decodeAssignment(h.configs.Snapshot().Assignment)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.log.Warn("the config topic's assignment does not decode; keeping the previous one", "error", err)
+		return h.assignment.Epoch
+	}
+	if a.Epoch != h.assignment.Epoch {
+		// Status records carry the generation they were written under.
+		h.statuses.SetGeneration(a.Epoch)
+	}
+	h.assignment = a
+	return a.Epoch
+}
+
+// reportApplied tells the leader, through this worker's member record,
+// that the worker applied the assignment of epoch: it stopped what that
+// assignment took away, so the leader may give it to another worker.
+func (h *Herder) reportApplied(ctx context.Context, epoch int64) error {
+	if epoch <= h.info.Applied {
+		return nil
+	}
+	info := h.info
+	info.Applied = epoch
+	if err := h.statuses.PutWorker(ctx, info); err != nil {
+		return err
+	}
+	h.info = info
+	return nil
+}
+
+func decodeAssignment(r *kafkastore.Assignment) (cluster.Assignment, error) {
+	var a cluster.Assignment
+	if r == nil || len(r.Data) == 0 || string(r.Data) == "null" {
+		return a, nil
+	}
+	if err := json.Unmarshal(r.Data, &a); err != nil {
+		return cluster.Assignment{}, fmt.Errorf("assignment epoch %d: %w", r.Epoch, err)
+	}
+	return a, nil
+}
+
+// placement renders who runs what, for the log.
+func placement(a cluster.Assignment) map[string]string {
+	out := map[string]string{}
+	for id, ts := range a.Tasks {
+		for _, t := range ts {
+			out[t.Connector] = id
+		}
+	}
+	for _, r := range a.Revoking {
+		out[r.Task.Connector] = "(moving from " + r.From + " to " + r.To + ")"
+	}
+	return out
+}
+
+func (h *Herder) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close leaves the cluster (the others take this worker's connectors at
+// once instead of after the session timeout), removes this worker's
+// member record and closes the stores. Stop the worker's connectors
+// first. ctx bounds it.
+func (h *Herder) Close(ctx context.Context) error {
+	err := h.member.Close(ctx)
+	if derr := h.statuses.DeleteWorker(ctx, h.cfg.Worker.WorkerID); derr != nil {
+		err = errors.Join(err, derr)
+	}
+	h.closeStores()
+	return err
+}
+
+func (h *Herder) closeStores() {
+	if h.configs != nil {
+		h.configs.Close()
+	}
+	if h.statuses != nil {
+		h.statuses.Close()
+	}
+	if h.offsets != nil {
+		h.offsets.Close()
+	}
+}
+
+// Route implements rest.Router: reads are answered by any worker,
+// restarts by the connector's worker, other writes by the leader. While
+// no leader is known the answer is 409 (worker.ErrRebalancing), as
+// Connect answers during a rebalance.
+func (h *Herder) Route(r *http.Request) (string, error) {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || strings.HasPrefix(r.URL.Path, "/admin/") ||
+		strings.HasPrefix(r.URL.Path, "/connector-plugins/") {
+		return "", nil
+	}
+	if name, ok := restartOf(r.URL.EscapedPath()); ok {
+		id, url, placed := h.Owner(r.Context(), name)
+		switch {
+		case !placed && id == "":
+			return "", nil // not placed (stopped, or unknown): the worker answers
+		case id == h.cfg.Worker.WorkerID:
+			return "", nil
+		case url == "":
+			return "", fmt.Errorf("%w: connector %q runs on worker %q, whose URL is not known yet; try again", worker.ErrRebalancing, name, id)
+		}
+		return url, nil
+	}
+	id, url, self, ok := h.Leader()
+	switch {
+	case self:
+		return "", nil
+	case !ok:
+		return "", fmt.Errorf("%w: the cluster has no leader yet (workers are joining); try again", worker.ErrRebalancing)
+	case url == "":
+		return "", fmt.Errorf("%w: the leader %q has no URL; try again", worker.ErrRebalancing, id)
+	}
+	return url, nil
+}
+
+// restartOf returns the connector of a restart path:
+// /connectors/{c}/restart or /connectors/{c}/tasks/{t}/restart.
+func restartOf(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/connectors/")
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case len(parts) == 2 && parts[1] == "restart",
+		len(parts) == 4 && parts[1] == "tasks" && parts[3] == "restart":
+		name, err := url.PathUnescape(parts[0])
+		return name, err == nil && name != ""
+	}
+	return "", false
+}
