@@ -118,7 +118,7 @@ func (a *App) runDistributed(ctx context.Context, args []string) error {
 	// them for the final commits.
 	wctx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorker()
-	hlog := newHCLogger(logs, logDistributed)
+	hlog := logs.Logger(logDistributed)
 	log.Info("joining the cluster", "group.id", dc.Stores.GroupID, "worker_id", wc.WorkerID, "url", dc.URL)
 	h, err := distributed.Open(ctx, dc, info, hlog)
 	if err != nil {
@@ -127,7 +127,7 @@ func (a *App) runDistributed(ctx context.Context, args []string) error {
 	}
 	configs, statuses, offsets := h.Stores()
 	w, err := worker.New(wctx, wc, worker.Deps{
-		Plugins: worker.FromRegistry(reg), Logger: newHCLogger(logs, logWorker), Version: ver, Commit: commit,
+		Plugins: worker.FromRegistry(reg), Logger: logs.Logger(logWorker), Version: ver, Commit: commit,
 		Stores: &worker.Stores{Configs: configs, Statuses: statuses, Offsets: offsets}, Placement: h,
 	})
 	if err != nil {

@@ -24,13 +24,14 @@
 //
 // # Logging
 //
-// Logs go to stderr through named loggers ("floe.worker", "floe.rest",
-// "floe.registry", …; see rest.Loggers), whose levels the REST API's
-// /admin/loggers changes at run time. Plugin processes' lines arrive
-// through go-plugin's hclog, adapted onto the same loggers and labelled
-// once with connector=… and plugin=<component> (binary=<path> where
-// go-plugin names the file); whole numbers print as integers, and raw
-// librdkafka lines ("%4|…") at the level they carry.
+// The host logs with log/slog only: to stderr through named loggers
+// ("floe.worker", "floe.rest", "floe.registry", …; see rest.Loggers),
+// whose levels the REST API's /admin/loggers changes at run time. Plugin
+// processes' lines arrive on the logger of the part of the host that
+// started them (sdk/client adapts go-plugin's hclog to it), labelled once
+// with connector=… and plugin=<component> (binary=<path> where go-plugin
+// names the file); whole numbers print as integers, and raw librdkafka
+// lines ("%4|…") at the level they carry.
 //
 // `floe version` and GET / show Version and Commit, which the Makefile
 // sets with -ldflags -X.

@@ -116,7 +116,7 @@ func (a *App) runMaintain(ctx context.Context, args []string) error {
 	lim := settings.Processes[sdk.KindMaintenance]
 	proc, err := worker.FromRegistry(reg).Start(ctx, sdk.KindMaintenance, component, client.StartOptions{
 		Env: lim.Env(), Nice: lim.Nice,
-		Logger: newHCLogger(logs, logMaintain).With("connector", c.Name, "plugin", component),
+		Logger: logs.Logger(logMaintain), Labels: []any{"connector", c.Name, "plugin", component},
 	})
 	if err != nil {
 		return fmt.Errorf("start maintenance plugin %s: %w", component, err)

@@ -105,7 +105,7 @@ func (a *App) validateConnector(ctx context.Context, wc worker.Config, logs *res
 	}()
 	vc := wc
 	vc.DataDir = tmp
-	w, err := worker.New(ctx, vc, worker.Deps{Plugins: worker.FromRegistry(reg), Logger: newHCLogger(logs, logWorker)})
+	w, err := worker.New(ctx, vc, worker.Deps{Plugins: worker.FromRegistry(reg), Logger: logs.Logger(logWorker)})
 	if err != nil {
 		return worker.ConfigInfos{}, fmt.Errorf("validate: %w", err)
 	}

@@ -40,7 +40,7 @@ func (a *App) startWorker(ctx context.Context, wc worker.Config, logs *rest.Logg
 	}
 	plugins := worker.FromRegistry(reg)
 	ver, commit := version()
-	w, err := worker.New(ctx, wc, worker.Deps{Plugins: plugins, Logger: newHCLogger(logs, logWorker), Version: ver, Commit: commit})
+	w, err := worker.New(ctx, wc, worker.Deps{Plugins: plugins, Logger: logs.Logger(logWorker), Version: ver, Commit: commit})
 	if err != nil {
 		return nil, fmt.Errorf("start the worker: %w", err)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/kclient"
 )
@@ -62,7 +62,7 @@ type Config struct {
 	ReplicationFactor int
 	// Logger receives librdkafka's logs and membership changes; nil
 	// discards them.
-	Logger hclog.Logger
+	Logger *slog.Logger
 }
 
 // check validates c and fills in the defaults.
@@ -92,7 +92,7 @@ func (c *Config) check() error {
 		c.ReplicationFactor = DefaultReplicationFactor
 	}
 	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
@@ -12,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/cluster"
 	"github.com/floehq/floe/host/store"
@@ -39,7 +38,7 @@ type Runner interface {
 // It implements the worker's placement: [Herder.Runs].
 type Herder struct {
 	cfg      Config
-	log      hclog.Logger
+	log      *slog.Logger
 	configs  *kafkastore.Configs
 	statuses *kafkastore.Statuses
 	offsets  *kafkastore.Offsets
@@ -57,7 +56,7 @@ type Herder struct {
 // Open creates or checks the internal topics, reads them to their end,
 // registers this worker in the status topic and joins the cluster. ctx
 // bounds the start.
-func Open(ctx context.Context, cfg Config, info kafkastore.WorkerInfo, log hclog.Logger) (*Herder, error) {
+func Open(ctx context.Context, cfg Config, info kafkastore.WorkerInfo, log *slog.Logger) (*Herder, error) {
 	h := &Herder{cfg: cfg, log: log, wake: make(chan struct{}, 1)}
 	opts := kafkastore.Options{WorkerID: cfg.Worker.WorkerID, Logger: log, OnApply: func(kafkastore.Record) { h.poke() }}
 	var err error

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/kclient/kclienttest"
 	"github.com/floehq/floe/sdk"
@@ -291,7 +291,7 @@ func TestReportNamesTheProducerError(t *testing.T) {
 	}
 	cfg.ConnectTimeout = 3 * time.Second
 	var logs syncBuffer
-	r := NewReporter(cfg, hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug}).With("connector", "orders"))
+	r := NewReporter(cfg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("connector", "orders"))
 	defer r.Close(context.Background())
 	recs := []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize", Reason: "bad"}}
 

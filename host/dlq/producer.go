@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
+
+	"github.com/floehq/floe/host/kclient"
 )
 
 // connectAttempt is one try at creating the producer and the topic.
@@ -139,21 +140,8 @@ func (r *Reporter) events(p *kafka.Producer) {
 func (r *Reporter) logs(ch chan kafka.LogEvent) {
 	defer r.wg.Done()
 	for ev := range ch {
-		r.logger.Log(syslogLevel(ev.Level), "dead-letter producer: "+ev.Message, "topic", r.cfg.Topic, "facility", ev.Tag, "client", ev.Name)
+		kclient.LogAt(r.logger, ev.Level, "dead-letter producer: "+ev.Message, "topic", r.cfg.Topic, "facility", ev.Tag, "client", ev.Name)
 	}
-}
-
-// syslogLevel maps librdkafka's syslog levels to hclog's.
-func syslogLevel(l int) hclog.Level {
-	switch {
-	case l <= 3:
-		return hclog.Error
-	case l == 4:
-		return hclog.Warn
-	case l <= 6:
-		return hclog.Info
-	}
-	return hclog.Debug
 }
 
 // metadataPoll bounds one metadata request while connecting, so an error

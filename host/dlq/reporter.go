@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/sdk"
 )
@@ -27,7 +27,7 @@ import (
 // producing them again.
 type Reporter struct {
 	cfg    Config
-	logger hclog.Logger
+	logger *slog.Logger
 
 	mu           sync.Mutex
 	producer     *kafka.Producer         // connected, topic in place
@@ -46,9 +46,9 @@ type Reporter struct {
 // the producer and the topic are created on the first record to store.
 // logger should carry the connector's labels; the producer's own logs and
 // errors go there.
-func NewReporter(cfg Config, logger hclog.Logger) *Reporter {
+func NewReporter(cfg Config, logger *slog.Logger) *Reporter {
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Reporter{cfg: cfg, logger: logger, letters: map[letterKey]*delivery{}}
 }

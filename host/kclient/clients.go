@@ -2,12 +2,12 @@ package kclient
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 )
 
 // checkSettings is the next step quoted when a client cannot be built or
@@ -17,7 +17,7 @@ const checkSettings = "check the worker's bootstrap.servers, security.protocol, 
 // NewProducer builds a producer from the config plus extra. librdkafka's
 // logs go to logger (nil discards them) with secrets redacted; the caller
 // reads Events() as usual and closes the producer.
-func (c Config) NewProducer(logger hclog.Logger, extra kafka.ConfigMap) (*kafka.Producer, error) {
+func (c Config) NewProducer(logger *slog.Logger, extra kafka.ConfigMap) (*kafka.Producer, error) {
 	cm := c.ConfigMap(extra, kafka.ConfigMap{"go.logs.channel.enable": true})
 	p, err := kafka.NewProducer(&cm)
 	if err != nil {
@@ -30,7 +30,7 @@ func (c Config) NewProducer(logger hclog.Logger, extra kafka.ConfigMap) (*kafka.
 // NewConsumer builds a consumer from the config plus extra (which must
 // hold group.id: librdkafka wants one even for assigned partitions).
 // librdkafka's logs go to logger with secrets redacted.
-func (c Config) NewConsumer(logger hclog.Logger, extra kafka.ConfigMap) (*kafka.Consumer, error) {
+func (c Config) NewConsumer(logger *slog.Logger, extra kafka.ConfigMap) (*kafka.Consumer, error) {
 	cm := c.ConfigMap(extra, kafka.ConfigMap{"go.logs.channel.enable": true})
 	cons, err := kafka.NewConsumer(&cm)
 	if err != nil {
@@ -42,26 +42,28 @@ func (c Config) NewConsumer(logger hclog.Logger, extra kafka.ConfigMap) (*kafka.
 
 // forwardLogs passes librdkafka's log lines to logger until the client
 // closes the channel.
-func (c Config) forwardLogs(ch chan kafka.LogEvent, logger hclog.Logger, extra kafka.ConfigMap) {
+func (c Config) forwardLogs(ch chan kafka.LogEvent, logger *slog.Logger, extra kafka.ConfigMap) {
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	for ev := range ch {
-		logger.Log(syslogLevel(ev.Level), "kafka client: "+c.Redact(ev.Message, extra), "facility", ev.Tag, "client", ev.Name)
+		LogAt(logger, ev.Level, "kafka client: "+c.Redact(ev.Message, extra), "facility", ev.Tag, "client", ev.Name)
 	}
 }
 
-// syslogLevel maps librdkafka's syslog levels to hclog's.
-func syslogLevel(l int) hclog.Level {
+// LogAt logs msg on logger at the slog level of librdkafka's syslog
+// level (0-7: emergency … debug).
+func LogAt(logger *slog.Logger, syslog int, msg string, args ...any) {
 	switch {
-	case l <= 3:
-		return hclog.Error
-	case l == 4:
-		return hclog.Warn
-	case l <= 6:
-		return hclog.Info
+	case syslog <= 3:
+		logger.Error(msg, args...)
+	case syslog == 4:
+		logger.Warn(msg, args...)
+	case syslog <= 6:
+		logger.Info(msg, args...)
+	default:
+		logger.Debug(msg, args...)
 	}
-	return hclog.Debug
 }
 
 // ErrorLog keeps a client's latest distinct error events (librdkafka

@@ -9,7 +9,7 @@
 // [Config.ConfigMap] turns it into confluent-kafka-go settings for a
 // producer, consumer or admin client, plus per-use extras;
 // [Config.NewProducer] and [Config.NewConsumer] build the clients and send
-// librdkafka's logs to an hclog logger.
+// librdkafka's logs to a slog logger ([LogAt] maps its syslog levels).
 //
 // Secrets (sasl.password, ssl.key.password, ssl.key.pem, JAAS and OAuth
 // configs, …; see [IsSecret]) never appear in errors, logs or

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 )
 
 // Admin is an admin client for the worker's cluster. Methods are safe for
@@ -17,7 +17,7 @@ type Admin struct {
 	cfg    Config
 	p      *kafka.Producer
 	admin  *kafka.AdminClient
-	logger hclog.Logger
+	logger *slog.Logger
 	errs   ErrorLog
 	done   chan struct{}
 	// fatal is closed on the first error retrying cannot cure (a failed
@@ -28,9 +28,9 @@ type Admin struct {
 // NewAdmin builds an admin client. It does not connect yet; the first call
 // does. logger receives librdkafka's logs and the topic warnings (nil
 // discards them).
-func (c Config) NewAdmin(logger hclog.Logger) (*Admin, error) {
+func (c Config) NewAdmin(logger *slog.Logger) (*Admin, error) {
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	// An admin client of its own cannot forward librdkafka's logs; one
 	// derived from a producer shares the producer's log channel.

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/kclient/kclienttest"
 )
@@ -40,7 +40,7 @@ func testAdmin(t *testing.T, raw map[string]string) (*Admin, *syncBuffer) {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	a, err := c.NewAdmin(hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}))
+	a, err := c.NewAdmin(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/dlq"
 	"github.com/floehq/floe/host/metrics"
@@ -32,7 +31,7 @@ type Options struct {
 	Offsets  store.OffsetStore
 	Statuses store.StatusStore  // for the topics seen; nil keeps them in memory
 	Metrics  *metrics.Connector // nil records nothing
-	Logger   hclog.Logger       // nil discards
+	Logger   *slog.Logger       // nil discards
 	// Paused starts the connector with its tasks paused.
 	Paused bool
 	Tuning Tuning
@@ -44,7 +43,7 @@ type Options struct {
 type Connector struct {
 	opts     Options
 	settings Settings
-	logger   hclog.Logger
+	logger   *slog.Logger
 	metrics  *metrics.Connector
 	dlq      *dlq.Reporter
 	progress progress
@@ -105,7 +104,7 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 		return nil, err
 	}
 	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Tuning, err = opts.Tuning.withDefaults(set.CommitInterval); err != nil {
 		return nil, fmt.Errorf("runtime: connector %s: %w", opts.Name, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/floehq/floe/host/metrics"
@@ -41,9 +41,9 @@ func newEnv(t *testing.T, src *fakeSourceCfg, cfg map[string]string) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := hclog.NewNullLogger()
+	logger := slog.New(slog.DiscardHandler)
 	if os.Getenv("FLOE_TEST_LOG") != "" {
-		logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	comps := map[sdk.Kind]client.Component{
 		sdk.KindSource:      {Kind: sdk.KindSource, Name: "fake-source"},

@@ -29,11 +29,8 @@ func ReadFrontier(ctx context.Context, opts Options) (sdk.Frontier, error) {
 		return sdk.Frontier{}, err
 	}
 	lim := set.Processes[sdk.KindSink]
-	logger := opts.Logger
-	if logger != nil {
-		logger = logger.With("connector", opts.Name, "plugin", comp)
-	}
-	proc, err := opts.Plugins.Start(ctx, sdk.KindSink, comp, client.StartOptions{Env: lim.Env(), Nice: lim.Nice, Logger: logger})
+	proc, err := opts.Plugins.Start(ctx, sdk.KindSink, comp, client.StartOptions{Env: lim.Env(), Nice: lim.Nice,
+		Logger: opts.Logger, Labels: []any{"connector", opts.Name, "plugin", comp}})
 	if err != nil {
 		return sdk.Frontier{}, fmt.Errorf("connector %s: start the sink to read its frontier: %w", opts.Name, err)
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/registry"
 	"github.com/floehq/floe/host/store"
@@ -134,9 +133,9 @@ func TestIntegrationDatagenToIceberg(t *testing.T) {
 		t.Fatal(err)
 	}
 	const total = 20000
-	logger := hclog.NewNullLogger()
+	logger := slog.New(slog.DiscardHandler)
 	if os.Getenv("FLOE_TEST_LOG") != "" {
-		logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: os.Stderr})
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	opts := Options{
 		Name: "it-orders",

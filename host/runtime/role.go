@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/client"
@@ -25,7 +24,7 @@ type role struct {
 	kind      sdk.Kind
 	component string
 	c         *Connector
-	logger    hclog.Logger
+	logger    *slog.Logger
 
 	mu      sync.Mutex
 	proc    Process
@@ -102,7 +101,8 @@ func (r *role) start(ctx context.Context) (Process, error) {
 	return r.c.opts.Plugins.Start(ctx, r.kind, r.component, client.StartOptions{
 		Env:    lim.Env(),
 		Nice:   lim.Nice,
-		Logger: r.c.opts.Logger.With("connector", r.c.opts.Name, "plugin", r.component),
+		Logger: r.c.opts.Logger,
+		Labels: []any{"connector", r.c.opts.Name, "plugin", r.component},
 	})
 }
 

@@ -3,13 +3,12 @@ package worker
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/runtime"
 )
@@ -40,7 +39,7 @@ func TestConnectConfigRunsUnchanged(t *testing.T) {
 		"value.converter.schemas.enable": "false",
 	}}, Deps{
 		Plugins: fp,
-		Logger:  hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info, JSONFormat: true}),
+		Logger:  slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Tuning:  runtime.Tuning{ReadPoll: 10 * time.Millisecond, CloseTimeout: time.Second},
 	})
 	if err != nil {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/floehq/floe/host/metrics"
@@ -32,7 +32,7 @@ type Deps struct {
 	// Plugins lists and starts plugin binaries (see FromRegistry).
 	Plugins Plugins
 	// Logger is the worker's logger; nil discards.
-	Logger hclog.Logger
+	Logger *slog.Logger
 	// Version and Commit are shown by GET /.
 	Version, Commit string
 	// Tuning overrides internal timings of every connector (tests).
@@ -51,7 +51,7 @@ type Deps struct {
 type Worker struct {
 	cfg      Config
 	plugins  Plugins
-	logger   hclog.Logger
+	logger   *slog.Logger
 	deps     Deps
 	configs  store.ConfigStore
 	statuses store.StatusStore
@@ -157,7 +157,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	}
 	logger := deps.Logger
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
 	w := &Worker{

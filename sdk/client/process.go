@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -16,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
@@ -36,9 +36,15 @@ type StartOptions struct {
 	Env []string
 	// Nice is the process's niceness (0 leaves it).
 	Nice int
-	// Logger receives the plugin's log lines, already labelled. Nil
-	// discards them ([Process.ExitReason] still has the last lines).
-	Logger hclog.Logger
+	// Logger receives the plugin's log lines and go-plugin's lines about
+	// the process. Nil discards them ([Process.ExitReason] still has the
+	// last lines).
+	Logger *slog.Logger
+	// Labels are key-value pairs put on every line Logger receives (the
+	// host's connector=…, plugin=<component>). A plugin line's own
+	// attribute that repeats a label is dropped, so give the labels here
+	// rather than through Logger.With.
+	Labels []any
 	// StartTimeout bounds the handshake; 0 means 30 s or ctx's deadline,
 	// whichever comes first.
 	StartTimeout time.Duration
@@ -93,10 +99,7 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 	if err := checkBinary(opts.Path); err != nil {
 		return nil, err
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = hclog.NewNullLogger()
-	}
+	logger := newPluginLogger(opts.Logger, opts.Labels)
 	t := newTail(tailLines)
 	cmd := exec.Command(opts.Path)
 	cmd.Env = append(os.Environ(), opts.Env...)
@@ -110,8 +113,8 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 		AutoMTLS:         true,
 		Logger:           logger,
 		Stderr:           t,
-		SyncStderr:       &lineWriter{tail: t, log: logger.Named("stderr")},
-		SyncStdout:       &lineWriter{log: logger.Named("stdout")},
+		SyncStderr:       &lineWriter{tail: t, log: logger.With("stream", "stderr")},
+		SyncStdout:       &lineWriter{log: logger.With("stream", "stdout")},
 		GRPCDialOptions:  dialOptions(),
 		StartTimeout:     startTimeout(ctx, opts.StartTimeout),
 	}
@@ -172,8 +175,10 @@ type AttachOptions struct {
 	Addr net.Addr
 	// Done is closed when the server has stopped (sdk.InProcessServer.Done).
 	Done <-chan struct{}
-	// Logger receives go-plugin's client logs. Nil discards them.
-	Logger hclog.Logger
+	// Logger receives go-plugin's client logs, labelled with Labels (see
+	// [StartOptions]). Nil discards them.
+	Logger *slog.Logger
+	Labels []any
 }
 
 // Attach connects to a plugin server running inside the calling process
@@ -188,10 +193,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Process, error) {
 	if name == "" {
 		name = "in-process"
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = hclog.NewNullLogger()
-	}
+	logger := newPluginLogger(opts.Logger, opts.Labels)
 	addr := opts.Addr
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: handshake.Config(),

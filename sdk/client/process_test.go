@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/client"
@@ -78,7 +77,7 @@ func openCounter(t *testing.T, p *client.Process, h client.SourceHost, config ma
 func TestStartDescribeRead(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	logger := hclog.New(&hclog.LoggerOptions{Output: &lockedWriter{w: &logs, mu: &mu}, JSONFormat: true, Level: hclog.Info})
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	sum := sha256Of(t, testPlugin)
 	p := start(t, client.StartOptions{Checksum: sum, Logger: logger})
 	ctx := context.Background()
@@ -148,7 +147,7 @@ func TestStartDescribeRead(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(logs.String(), `"@message":"counter opened"`) || !strings.Contains(logs.String(), `"connector":"orders"`) {
+	if !strings.Contains(logs.String(), `"msg":"counter opened"`) || !strings.Contains(logs.String(), `"connector":"orders"`) {
 		t.Errorf("the plugin's log line did not reach the host logger with its attributes:\n%s", logs.String())
 	}
 }

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/client"
@@ -48,7 +47,7 @@ func BinaryWithEnv(path string, env ...string) Target {
 			return client.Start(ctx, client.StartOptions{
 				Path:         path,
 				StartTimeout: startTimeout,
-				Logger:       hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug, DisableTime: true}),
+				Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime})),
 				Env:          append([]string{"FLOE_PLUGIN_LOG_LEVEL=debug"}, env...),
 			})
 		},
@@ -172,4 +171,13 @@ func skipIf(t tb, skip []string, check string) {
 // callCtx bounds one call within the session.
 func (s *session) callCtx(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(s.ctx, d)
+}
+
+// dropTime leaves the time out of the plugin's log lines a kit shows: the
+// test's own output has it already.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }

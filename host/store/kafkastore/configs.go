@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/store"
 )
@@ -135,7 +134,7 @@ func TransactionalID(groupID string) string { return "floe-" + groupID + "-leade
 func OpenConfigs(ctx context.Context, s Settings, opts Options) (*Configs, error) {
 	logger := opts.Logger
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	admit := func(next Record, get func(string) (Record, bool)) bool {
 		if admitConfig(next, get) {

@@ -3,12 +3,12 @@ package kafkastore
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/kclient/kclienttest"
 )
@@ -87,7 +87,7 @@ func withRaw(t testing.TB, b kclienttest.Broker, raw map[string]string) *cluster
 }
 
 func (c *cluster) opts(worker string) Options {
-	return Options{WorkerID: worker, Logger: hclog.New(&hclog.LoggerOptions{Name: worker, Output: c.logs, Level: hclog.Info})}
+	return Options{WorkerID: worker, Logger: slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelInfo})).With("worker", worker)}
 }
 
 func (c *cluster) configs(t testing.TB, worker string) *Configs {

@@ -3,10 +3,9 @@ package kafkastore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/kclient"
 )
@@ -115,7 +114,7 @@ type Options struct {
 	WorkerID string
 	// Logger receives the clients' logs and the stores' warnings; nil
 	// discards them.
-	Logger hclog.Logger
+	Logger *slog.Logger
 	// OnApply is called for every record the store's reader applies (see
 	// TableConfig.OnApply): the herder reacts to config changes with it.
 	OnApply func(Record)

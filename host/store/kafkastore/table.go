@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/floehq/floe/host/kclient"
 )
@@ -127,7 +127,7 @@ type TableConfig struct {
 	// record in the log was rejected by Admit (see Table.Write).
 	RepairShadowed bool
 	// Logger receives the clients' logs and warnings; nil discards them.
-	Logger hclog.Logger
+	Logger *slog.Logger
 }
 
 // Table is a key→value view of a compacted topic: a reader consumes every
@@ -161,7 +161,7 @@ type TableConfig struct {
 // topic, the record and the fix. A fatal client error does the same.
 type Table struct {
 	cfg    TableConfig
-	logger hclog.Logger
+	logger *slog.Logger
 	cons   *kafka.Consumer
 	// admin asks for end offsets on a connection of its own: on the
 	// consumer's, a ListOffsets would wait behind the fetch long-poll
@@ -203,7 +203,7 @@ func OpenTable(ctx context.Context, cfg TableConfig) (*Table, error) {
 	}
 	logger := cfg.Logger
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	isolation := "read_uncommitted"
 	if cfg.TransactionalID != "" {

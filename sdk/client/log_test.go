@@ -1,19 +1,18 @@
-package cli
+package client
 
 import (
+	"bytes"
 	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/floehq/floe/host/rest"
 )
 
 // TestPluginLinesRelabelled logs what go-plugin hands the host for a
-// plugin's lines, on the logger the runtime gives a plugin process.
+// plugin's lines, on the logger a host gives a plugin process.
 func TestPluginLinesRelabelled(t *testing.T) {
-	var buf syncBuffer
-	logs := rest.NewLoggers(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: rest.LevelTrace, ReplaceAttr: levelNames}), slog.LevelInfo)
-	proc := newHCLogger(logs, logWorker).With("connector", "orders", "plugin", "kafka")
+	var buf bytes.Buffer
+	host := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: LevelTrace}))
+	proc := newPluginLogger(host, []any{"connector", "orders", "plugin", "kafka"})
 	stderr := proc.Named("floe-plugin-kafka") // as go-plugin names it
 
 	// A JSON line: go-plugin decoded every number into a float64.
@@ -53,4 +52,20 @@ func TestPluginLinesRelabelled(t *testing.T) {
 	if !strings.Contains(lines[2], "level=WARN") || !strings.Contains(lines[2], "%4|") {
 		t.Errorf("librdkafka's warning: %s", lines[2])
 	}
+}
+
+// TestPluginLoggerLevel: go-plugin reads the level to skip parsing the
+// lines of a plugin whose logger takes none.
+func TestPluginLoggerLevel(t *testing.T) {
+	var buf bytes.Buffer
+	for _, c := range []struct {
+		level slog.Level
+		want  string
+	}{{LevelTrace, "TRACE"}, {slog.LevelInfo, "INFO"}, {slog.LevelError, "ERROR"}, {slog.LevelError + 100, "OFF"}} {
+		l := newPluginLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: c.level})), nil)
+		if got := l.GetLevel().String(); !strings.EqualFold(got, c.want) {
+			t.Errorf("level %v: GetLevel %s, want %s", c.level, got, c.want)
+		}
+	}
+	newPluginLogger(nil, nil).Info("discarded") // a nil logger discards
 }
