@@ -442,3 +442,41 @@ func TestPluginIgnoresSIGTERMWhileItsHostRuns(t *testing.T) {
 		t.Fatalf("after a SIGTERM with its host running, the plugin no longer answers: %v", err)
 	}
 }
+
+// TestExitLineLabelled: go-plugin's line about a plugin process that was
+// killed reaches the host's slog logger once labelled, with the binary
+// apart from the component, as `floe`'s crash tests read it.
+func TestExitLineLabelled(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	p := start(t, client.StartOptions{Logger: logger, Labels: []any{"connector", "orders", "plugin", "counter"}})
+	if err := syscall.Kill(p.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the killed plugin process did not show as exited")
+	}
+	want := fmt.Sprintf(` id=%d error="signal: killed"`, p.Pid())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		out := logs.String()
+		mu.Unlock()
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "plugin process exited") && strings.Contains(line, " connector=orders plugin=counter binary=") && strings.Contains(line, want) {
+				if strings.Count(line, " plugin=") != 1 {
+					t.Errorf("plugin= twice: %s", line)
+				}
+				t.Log(line)
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no line `plugin process exited … plugin=counter binary=…%s`:\n%s", want, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
