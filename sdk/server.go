@@ -201,9 +201,27 @@ func toStatus(err error) error {
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	}
-	st := status.New(code, err.Error())
+	reasons := []string{}
 	if reason != "" {
-		if withDetail, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: handshake.ErrorDomain}); derr == nil {
+		reasons = append(reasons, reason)
+	}
+	// The transient/permanent mark travels as its own ErrorInfo, so an
+	// error can be both (say) schema-rejected and permanent.
+	switch {
+	case errors.Is(err, ErrPermanent):
+		if reason == "" {
+			code = codes.FailedPrecondition
+		}
+		reasons = append(reasons, handshake.ReasonPermanent)
+	case errors.Is(err, ErrTransient):
+		if reason == "" {
+			code = codes.Unavailable
+		}
+		reasons = append(reasons, handshake.ReasonTransient)
+	}
+	st := status.New(code, err.Error())
+	for _, r := range reasons {
+		if withDetail, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: r, Domain: handshake.ErrorDomain}); derr == nil {
 			st = withDetail
 		}
 	}

@@ -123,12 +123,17 @@ func (s *session) commit(cp Checkpoint) error {
 			return s.ctx.Err()
 		}
 		s.c.metrics.CommitFailure()
+		if errors.Is(err, sdk.ErrPermanent) {
+			return fmt.Errorf("commit of checkpoint %d failed, and the sink says retrying cannot help; the tasks stop so that nothing is acknowledged that is not in the table (restart the connector once the cause is fixed): %w",
+				cp.ID, err)
+		}
 		elapsed := time.Since(start)
 		if attempt >= t.CommitMaxAttempts || elapsed+wait > t.CommitMaxElapsed {
 			return fmt.Errorf("commit of checkpoint %d failed %d times over %s; the tasks stop so that nothing is acknowledged that is not in the table (restart the connector once the cause is fixed): %w",
 				cp.ID, attempt, elapsed.Round(time.Millisecond), err)
 		}
-		s.c.logger.Warn("commit failed; retrying", "checkpoint", cp.ID, "attempt", attempt, "retry_in", wait, "error", err)
+		s.c.logger.Warn("commit failed; retrying", "checkpoint", cp.ID, "attempt", attempt, "retry_in", wait,
+			"unavailable", errors.Is(err, sdk.ErrTransient), "error", err)
 		if !sleepCtx(s.ctx, wait) {
 			return s.ctx.Err()
 		}

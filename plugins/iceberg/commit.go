@@ -43,7 +43,18 @@ type tableWork struct {
 // failed (or whose process died) after earlier tables committed, as
 // sdk.SinkTask's contract allows (check, committedAs). A table without files gets no commit; its frontier
 // moves on in memory, so that its next commit continues it.
+//
+// While the catalog or the object store is unavailable (unavailable.go)
+// each table's commit waits and retries within
+// iceberg.commit.retry.transient-timeout-ms, apart from the conflict
+// budget. Errors are marked sdk.Transient or sdk.Permanent where the
+// cause is known (classify).
 func (t *task) Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {
+	out, err := t.commit(ctx, req)
+	return out, classify(err)
+}
+
+func (t *task) commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {
 	if err := t.closedErr(); err != nil {
 		return nil, err
 	}
@@ -57,15 +68,25 @@ func (t *task) Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCo
 	bases := map[string]base{}
 	states := map[string]*tableState{}
 	for _, name := range names {
-		st, err := t.tableForCommit(ctx, name)
-		if err != nil {
-			return nil, err
+		var o outage
+		for {
+			st, err := t.tableForCommit(ctx, name)
+			var b base
+			if err == nil {
+				b, err = t.check(ctx, st, base{tbl: st.cached()}, req, work[name])
+			}
+			if err != nil && unavailable(err) && ctx.Err() == nil {
+				if err := t.ride(ctx, &o, name, req.Checkpoint, err); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			bases[name], states[name] = b, st
+			break
 		}
-		b, err := t.check(ctx, st, base{tbl: st.cached()}, req, work[name])
-		if err != nil {
-			return nil, err
-		}
-		bases[name], states[name] = b, st
 	}
 
 	var out []sdk.TableCommit
@@ -246,7 +267,15 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 	tc := sdk.TableCommit{Table: st.name, Records: w.records, Files: w.files, Attempts: 1}
 	wait := t.backoff()
 	var clk commitClock
+	var down outage
 	defer func() { clk.report(t, st.name, req.Checkpoint, tc, err) }()
+	// ride waits out an unavailable catalog or object store; the next
+	// attempt reloads the table.
+	ride := func(err error) error {
+		start := time.Now()
+		defer func() { clk.backoff += time.Since(start) }()
+		return t.ride(ctx, &down, st.name, req.Checkpoint, err)
+	}
 	var lastErr error
 	for {
 		if b.tbl == nil {
@@ -254,6 +283,13 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 			start := time.Now()
 			b, err = t.check(ctx, st, b, req, w)
 			clk.load += time.Since(start)
+			if err != nil && unavailable(err) && ctx.Err() == nil {
+				if err := ride(err); err != nil {
+					return tc, err
+				}
+				b = base{}
+				continue
+			}
 			if err != nil {
 				return tc, err
 			}
@@ -292,6 +328,14 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 		start := time.Now()
 		err = txn.AddDataFiles(ctx, files, icebergapi.Properties(props), table.WithoutDuplicateCheck())
 		clk.manifests += time.Since(start)
+		if err != nil && unavailable(err) && ctx.Err() == nil {
+			// Writing the manifests to the object store failed.
+			if err := ride(err); err != nil {
+				return tc, err
+			}
+			b = base{}
+			continue
+		}
 		if err != nil {
 			return tc, fmt.Errorf("iceberg sink: table %s: add data files: %w", st.name, err)
 		}
@@ -316,6 +360,13 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 		// Whether or not the error is a conflict, the commit's fate may be
 		// unknown: reload and look before anything else.
 		b = base{}
+		if unavailable(err) && ctx.Err() == nil {
+			// Not a conflict: no attempt is spent on it.
+			if err := ride(err); err != nil {
+				return tc, err
+			}
+			continue
+		}
 		if stale && retryable(err) {
 			// Planned on the table as the task knew it, and someone
 			// committed since: not a contended attempt, replan at once.

@@ -44,6 +44,9 @@ const (
 	keyRetryAttempts   = "iceberg.commit.retry.max-attempts"
 	keyRetryBackoff    = "iceberg.commit.retry.initial-backoff-ms"
 	keyRetryMaxBackoff = "iceberg.commit.retry.max-backoff-ms"
+	// keyRetryTransientTimeout bounds a commit's retries while the catalog
+	// or the object store is unavailable (unavailable.go).
+	keyRetryTransientTimeout = "iceberg.commit.retry.transient-timeout-ms"
 
 	// keyDataDir is injected by the host into every plugin config: the
 	// worker's data directory, home of the embedded catalog.
@@ -126,6 +129,9 @@ func Spec() sdk.Spec {
 		sdk.Duration(keyRetryMaxBackoff).
 			Describe("Longest wait between commit attempts (milliseconds or a Go duration).").
 			Default("5000").InGroup(gCommit),
+		sdk.Duration(keyRetryTransientTimeout).
+			Describe("How long a table commit keeps retrying (with the backoff above) while the catalog or the object store is unavailable: a refused connection, a timeout, a 5xx answer, a database restarting. These retries do not count against iceberg.commit.retry.max-attempts, which is for conflicts with other writers. Past it the commit fails as transient, and the host restarts the task with backoff (milliseconds or a Go duration).").
+			Default("120000").InGroup(gCommit),
 	)
 	fields = append(fields, sourceFields()...)
 	return sdk.NewSpec(fields...).WithCheck(checkSettings).WithProbe(probeCatalog).WithProbe(probeEvolution)
@@ -172,9 +178,10 @@ type settings struct {
 	skipUnrouted   bool
 	sourceMetadata bool
 
-	retryAttempts   int
-	retryBackoff    time.Duration
-	retryMaxBackoff time.Duration
+	retryAttempts    int
+	retryBackoff     time.Duration
+	retryMaxBackoff  time.Duration
+	transientTimeout time.Duration
 }
 
 // parseSettings validates cfg against the spec (fields, then
@@ -219,6 +226,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		retryBackoff:    r.Duration(keyRetryBackoff),
 		retryMaxBackoff: r.Duration(keyRetryMaxBackoff),
 	}
+	s.transientTimeout = r.Duration(keyRetryTransientTimeout)
 	if err := r.Err(); err != nil {
 		errs = append(errs, err)
 	}

@@ -32,7 +32,8 @@
 // the plugin's message. The SDK's sentinel errors survive the trip:
 // errors.Is(err, sdk.ErrSchemaRejected), sdk.ErrRecordTooLarge and
 // sdk.ErrUnsupported (an optional capability the plugin lacks) hold on this
-// side. An invalid config carries every bad key in [Error.ConfigErrors].
+// side, and so do sdk.ErrTransient and sdk.ErrPermanent when the plugin
+// marked its error with sdk.Transient or sdk.Permanent. An invalid config carries every bad key in [Error.ConfigErrors].
 // When the process died during a call, the error says so and includes its
 // exit reason.
 //

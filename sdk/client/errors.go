@@ -27,16 +27,26 @@ type Error struct {
 	Exited bool
 
 	sentinel error
+	class    error // sdk.ErrTransient or sdk.ErrPermanent, when the plugin marked its error
 }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("plugin %s: %s: %s", baseName(e.Plugin), e.Op, e.Message)
 }
 
-// Unwrap returns the SDK sentinel the plugin's error wrapped, if any
-// (sdk.ErrSchemaRejected, sdk.ErrRecordTooLarge, sdk.ErrUnsupported,
-// sdk.ErrEndOfInput).
-func (e *Error) Unwrap() error { return e.sentinel }
+// Unwrap returns the SDK sentinels the plugin's error wrapped, if any:
+// one of sdk.ErrSchemaRejected, sdk.ErrRecordTooLarge, sdk.ErrUnsupported,
+// sdk.ErrEndOfInput, and sdk.ErrTransient or sdk.ErrPermanent when the
+// plugin marked its error so.
+func (e *Error) Unwrap() []error {
+	var out []error
+	for _, s := range []error{e.sentinel, e.class} {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // callError turns a failed gRPC call into an *Error naming the plugin and
 // the call. A call cut short by the caller's ctx returns ctx's error
@@ -52,13 +62,6 @@ func (p *Process) callError(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("plugin %s: %s: %w", baseName(p.name), op, cause)
 	}
 	e := &Error{Plugin: p.name, Op: op, Message: st.Message()}
-	if code == codes.Unavailable || code == codes.Canceled {
-		if p.hasExited(500 * time.Millisecond) {
-			e.Exited = true
-			e.Message = "the plugin process ended: " + p.reason()
-			return e
-		}
-	}
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *errdetails.ErrorInfo:
@@ -74,11 +77,25 @@ func (p *Process) callError(ctx context.Context, op string, err error) error {
 				e.sentinel = sdk.ErrUnsupported
 			case handshake.ReasonEndOfInput:
 				e.sentinel = sdk.ErrEndOfInput
+			case handshake.ReasonTransient:
+				e.class = sdk.ErrTransient
+			case handshake.ReasonPermanent:
+				e.class = sdk.ErrPermanent
 			}
 		case *errdetails.BadRequest:
 			for _, v := range d.GetFieldViolations() {
 				e.ConfigErrors = append(e.ConfigErrors, sdk.ConfigError{Key: v.GetField(), Message: v.GetDescription()})
 			}
+		}
+	}
+	// An Unavailable the plugin answered itself (a marked error) is not
+	// its process ending.
+	if (code == codes.Unavailable || code == codes.Canceled) && e.class == nil {
+		if p.hasExited(500 * time.Millisecond) {
+			e.Exited = true
+			e.Message = "the plugin process ended: " + p.reason()
+			e.sentinel, e.ConfigErrors = nil, nil
+			return e
 		}
 	}
 	if e.sentinel == nil && code == codes.Unimplemented {

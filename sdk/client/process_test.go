@@ -258,6 +258,28 @@ func TestPluginFailures(t *testing.T) {
 			t.Errorf("error text\n got %s\nwant %s", err, want)
 		}
 	})
+	t.Run("transient and permanent marks cross", func(t *testing.T) {
+		p := start(t, client.StartOptions{})
+		for mode, want := range map[string]error{"transient": sdk.ErrTransient, "permanent": sdk.ErrPermanent} {
+			task := openCounter(t, p, &fakeHost{}, map[string]string{"fail": mode})
+			start := time.Now()
+			_, err := task.Read(ctx, 1)
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Exited || !errors.Is(err, want) {
+				t.Fatalf("%s: Read error = %v, want %v, the process alive", mode, err, want)
+			}
+			other := sdk.ErrPermanent
+			if mode == "permanent" {
+				other = sdk.ErrTransient
+			}
+			if errors.Is(err, other) || errors.Is(err, sdk.ErrSchemaRejected) {
+				t.Errorf("%s: error %v is also %v", mode, err, other)
+			}
+			if took := time.Since(start); took > 400*time.Millisecond {
+				t.Errorf("%s: took %v: a marked error waited for a process exit", mode, took)
+			}
+		}
+	})
 	t.Run("exit during a call", func(t *testing.T) {
 		p := start(t, client.StartOptions{})
 		task := openCounter(t, p, &fakeHost{}, map[string]string{"fail": "exit"})

@@ -69,4 +69,10 @@ const (
 	ReasonUnsupported = "UNSUPPORTED"
 	// ReasonEndOfInput: sdk.ErrEndOfInput outside Read (code OutOfRange).
 	ReasonEndOfInput = "END_OF_INPUT"
+	// ReasonTransient: sdk.ErrTransient (code Unavailable unless another
+	// reason sets it). It may come as a second ErrorInfo after another.
+	ReasonTransient = "TRANSIENT"
+	// ReasonPermanent: sdk.ErrPermanent (code FailedPrecondition unless
+	// another reason sets it), likewise.
+	ReasonPermanent = "PERMANENT"
 )

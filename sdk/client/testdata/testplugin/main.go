@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -33,7 +34,7 @@ func main() {
 		Spec: sdk.NewSpec(
 			sdk.Int("batch.records").Default("5000").Min(1),
 			sdk.Int("record.bytes").Default("200").Min(1),
-			sdk.String("fail").Default("").OneOf("", "panic", "exit", "error", "gopanic"),
+			sdk.String("fail").Default("").OneOf("", "panic", "exit", "error", "gopanic", "transient", "permanent"),
 			sdk.Bool("reuse").Default("false").Describe("hand out one prebuilt batch again and again (benchmarks)"),
 			sdk.Password("token"),
 		),
@@ -87,6 +88,10 @@ func (t *counterTask) Read(ctx context.Context, max int) ([]sdk.Batch, error) {
 		<-done
 	case "error":
 		return nil, fmt.Errorf("counter: deliberate failure at offset %d", t.next)
+	case "transient":
+		return nil, sdk.Transient(fmt.Errorf("counter: store unavailable: %w", syscall.ECONNREFUSED))
+	case "permanent":
+		return nil, sdk.Permanent(fmt.Errorf("counter: bucket missing"))
 	}
 	if !t.admitted {
 		if err := t.host.AdmitSchema(ctx, sdk.Schema{ID: 7, Arrow: valueSchema}); err != nil {

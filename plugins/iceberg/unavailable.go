@@ -1,0 +1,138 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// A commit meets three kinds of failure, each handled its own way:
+//
+//   - a conflict with another writer (retryable): reload, fence again and
+//     retry, within iceberg.commit.retry.max-attempts;
+//   - the catalog or the object store unavailable (unavailable): a refused
+//     connection, a timeout, a 5xx answer, a database restarting. Nothing
+//     is wrong with the commit: wait with backoff and retry, within
+//     iceberg.commit.retry.transient-timeout-ms, without spending the
+//     conflict budget; past it the error is marked sdk.Transient, so the
+//     host restarts the task with backoff rather than waiting for a human;
+//   - anything else fails the commit with its reason; the failures that no
+//     retry can fix (refused credentials, a dropped table or namespace) are
+//     marked sdk.Permanent.
+
+// unavailable reports whether err means the catalog or the object store
+// could not be reached or failed to answer, rather than refusing the
+// commit.
+func unavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var netErr net.Error
+	var pgErr *pgconn.PgError
+	var connectErr *pgconn.ConnectError
+	var httpErr interface{ HTTPStatusCode() int } // the AWS SDK's response errors
+	switch {
+	case errors.Is(err, sdk.ErrTransient):
+		return true
+	case errors.Is(err, rest.ErrServiceUnavailable), errors.Is(err, rest.ErrServerError),
+		errors.Is(err, rest.ErrCommitStateUnknown):
+		// 5xx. A commit's fate is then unknown: the retry reloads the
+		// table and looks before committing again.
+		return true
+	case errors.As(err, &pgErr):
+		// 08: connection exceptions; 57P01-57P03: the server shutting
+		// down or starting; 53300: too many connections.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300"
+	case errors.As(err, &connectErr), pgconn.Timeout(err), pgconn.SafeToRetry(err):
+		return true
+	case errors.As(err, &httpErr):
+		code := httpErr.HTTPStatusCode()
+		return code >= 500 || code == 429 || code == 408
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	}
+	// Catalogs and blob stores that flatten their errors into text.
+	msg := strings.ToLower(err.Error())
+	for _, s := range unavailableTexts {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var unavailableTexts = []string{
+	"connection refused", "connection reset", "broken pipe", "i/o timeout", "no such host",
+	"unexpected eof", "server closed", "conn closed", "failed to connect", "timeout awaiting",
+	"the database system is", "terminating connection", "too many connections",
+	"503 service unavailable", "502 bad gateway", "504 gateway", "500 internal server error",
+	"slowdown", "service unavailable", "requesttimeout", "internalerror",
+}
+
+// permanent reports whether err is one no retry can fix without a human.
+func permanent(err error) bool {
+	return errors.Is(err, sdk.ErrPermanent) ||
+		errors.Is(err, rest.ErrUnauthorized) || errors.Is(err, rest.ErrForbidden) ||
+		errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) ||
+		errors.Is(err, errNoTable)
+}
+
+// classify marks a commit error for the host: sdk.Transient when the
+// catalog or the object store stayed unavailable, sdk.Permanent when a
+// human must act; other errors are returned as they are.
+func classify(err error) error {
+	switch {
+	case err == nil, errors.Is(err, sdk.ErrTransient), errors.Is(err, sdk.ErrPermanent), errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, ErrFenced):
+		return err // fencing decides between committers; the host knows ErrFenced's text
+	case unavailable(err):
+		return sdk.Transient(err)
+	case permanent(err):
+		return sdk.Permanent(err)
+	}
+	return err
+}
+
+// outage paces one table commit's retries while the catalog or the object
+// store is unavailable.
+type outage struct {
+	since time.Time
+	wait  *backoff
+	tries int
+}
+
+// ride waits before the next attempt after err, a failure of the catalog
+// or the object store. Once the outage has lasted
+// iceberg.commit.retry.transient-timeout-ms it returns the error to fail
+// the commit with instead, marked sdk.Transient; or ctx's error.
+func (t *task) ride(ctx context.Context, o *outage, table string, checkpoint uint64, err error) error {
+	now := time.Now()
+	if o.since.IsZero() {
+		o.since = now
+		// Ask again at least every 2 s, so a commit goes through soon
+		// after the catalog is back.
+		o.wait = &backoff{next: max(t.cfg.retryBackoff, 100*time.Millisecond), max: min(max(t.cfg.retryMaxBackoff, 100*time.Millisecond), 2*time.Second)}
+	}
+	o.tries++
+	if d := now.Sub(o.since); d >= t.cfg.transientTimeout {
+		return sdk.Transient(fmt.Errorf("iceberg sink: table %s: commit checkpoint %d: catalog or object store unavailable for %s (%d tries, %s=%s): %w",
+			table, checkpoint, d.Round(time.Millisecond), o.tries, keyRetryTransientTimeout, t.cfg.transientTimeout, err))
+	}
+	t.log.Warn("catalog or object store unavailable, retrying", "table", table, "checkpoint", checkpoint,
+		"try", o.tries, "failing_for", now.Sub(o.since).Round(time.Millisecond), "error", err)
+	return o.wait.wait(ctx)
+}
