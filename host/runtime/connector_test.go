@@ -335,6 +335,29 @@ func TestShutdownCommitsWhatWasRead(t *testing.T) {
 	}
 }
 
+// A source Commit that never answers (librdkafka's during a rebalance)
+// does not hold up a clean stop: the final acknowledgement is cut short
+// after ackTimeout, and everything read is committed.
+func TestStopDoesNotWaitForAHungSourceCommit(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 25, readDelay: time.Millisecond, commitHangs: true}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "1h"})
+	c := e.start(context.Background())
+	waitFor(t, "records read", func() bool { return c.Status().Progress.RecordsIn > 500 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if took := time.Since(start); took > ackTimeout+5*time.Second {
+		t.Errorf("stop took %v with a hung source commit; want about ackTimeout (%v) at most", took, ackTimeout)
+	}
+	total, dups := e.fp.sink.committedRows()
+	if in := c.Status().Progress.RecordsIn; dups != 0 || int64(total) != in {
+		t.Fatalf("committed %d (%d dups) of %d read", total, dups, in)
+	}
+}
+
 func TestSinkCrashRewindsToTheFrontier(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 4, count: 3000, batch: 20, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})

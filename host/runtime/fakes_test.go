@@ -193,6 +193,9 @@ type fakeSourceCfg struct {
 	letters       []sdk.DeadLetter
 	lettersStored atomic.Bool
 	letterTries   atomic.Int64
+	// commitHangs, when set, makes every source Commit wait until its ctx
+	// ends, as librdkafka's does during a rebalance.
+	commitHangs bool
 }
 
 type fakeSource struct {
@@ -314,9 +317,13 @@ func (s *fakeSource) pick() (string, bool) {
 	return "", false
 }
 
-func (s *fakeSource) Commit(_ context.Context, positions map[string]int64) error {
+func (s *fakeSource) Commit(ctx context.Context, positions map[string]int64) error {
 	if err := s.p.check(); err != nil {
 		return err
+	}
+	if s.cfg.commitHangs {
+		<-ctx.Done()
+		return ctx.Err()
 	}
 	s.cfg.mu.Lock()
 	defer s.cfg.mu.Unlock()

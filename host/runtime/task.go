@@ -109,8 +109,15 @@ func (r *taskRunner) acknowledge(pos map[string]int64) {
 	}
 }
 
+// ackTimeout bounds one source Commit. The commit is for monitoring only
+// (the table holds the truth), so a consumer group in the middle of a
+// rebalance, or a broker away, must hold up neither reading nor a clean
+// stop.
+const ackTimeout = 5 * time.Second
+
 // deliverAcks calls the source's Commit with what was acknowledged since
-// the last call. An error is logged: the sink is floe's truth.
+// the last call, within ackTimeout. An error is logged: the sink is
+// floe's truth.
 func (r *taskRunner) deliverAcks(ctx context.Context, t SourceTask) {
 	r.ackMu.Lock()
 	pos := r.ackPos
@@ -119,8 +126,10 @@ func (r *taskRunner) deliverAcks(ctx context.Context, t SourceTask) {
 	if len(pos) == 0 || t == nil {
 		return
 	}
-	if err := t.Commit(ctx, pos); err != nil && ctx.Err() == nil {
-		r.s.c.logger.Warn("source commit failed (monitoring only)", "task", r.idx, "error", err)
+	actx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if err := t.Commit(actx, pos); err != nil && ctx.Err() == nil {
+		r.s.c.logger.Warn("source commit failed (monitoring only: the table holds the positions)", "task", r.idx, "error", err)
 	}
 }
 
@@ -219,7 +228,8 @@ func (r *taskRunner) run() {
 	if task == nil {
 		return
 	}
-	// After a stop, pass on the final commit before closing.
+	// After a stop, pass on the final commit before closing (within
+	// ackTimeout, see deliverAcks).
 	if r.ctx.Err() == nil && stoppingNow(s) {
 		select {
 		case <-s.finished:

@@ -49,6 +49,8 @@ type task struct {
 	paused atomic.Bool
 	// pauses counts how often backpressure paused the partitions.
 	pauses atomic.Int64
+	// committing is set while an offset commit to the group is under way.
+	committing atomic.Bool
 
 	// Owned by the Read goroutine.
 	schemas *schemaCache
@@ -126,7 +128,9 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 // Commit implements [sdk.SourceTask]: it commits positions to the
 // consumer group, for monitoring (consumer lag in Connect's tooling);
 // partitions this task no longer owns are left out. floe's truth is the
-// sink, so a failed commit is only logged by the host.
+// sink, so a failed commit is only logged by the host. It returns when
+// ctx ends even if the group has not answered (a rebalance under way);
+// while that commit is still pending, later ones are skipped.
 func (t *task) Commit(ctx context.Context, positions map[string]int64) error {
 	if t.closed {
 		return errClosed
@@ -141,8 +145,17 @@ func (t *task) Commit(ctx context.Context, positions map[string]int64) error {
 	if len(offsets) == 0 {
 		return nil
 	}
+	// librdkafka's commit has no deadline of its own (during a rebalance
+	// it waits for the group's next generation): run it aside, answer by
+	// ctx, and start no second one while it is under way. The positions
+	// only grow, so a skipped commit is carried by the next one.
+	if !t.committing.CompareAndSwap(false, true) {
+		t.log.Debug("kafka: an offset commit is still under way; this one is left to the next")
+		return nil
+	}
 	done := make(chan error, 1)
 	go func() {
+		defer t.committing.Store(false)
 		_, err := t.c.CommitOffsets(offsets)
 		done <- err
 	}()
