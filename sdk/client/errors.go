@@ -3,10 +3,12 @@ package client
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	"github.com/floehq/floe/sdk"
@@ -88,13 +90,22 @@ func (p *Process) callError(ctx context.Context, op string, err error) error {
 			}
 		}
 	}
-	// An Unavailable the plugin answered itself (a marked error) is not
-	// its process ending.
+	// A broken connection is the process's death, whether or not
+	// go-plugin has seen it exit yet (under CPU starvation that can take
+	// seconds). An Unavailable the plugin answered itself (a marked
+	// error) is not.
 	if (code == codes.Unavailable || code == codes.Canceled) && e.class == nil {
-		if p.hasExited(500 * time.Millisecond) {
+		if p.hasExited(exitWait) || p.connLost(st) {
+			if !p.hasExited(0) {
+				// Its connection is gone: it cannot serve another call.
+				// Kill it, so that it is restarted the normal way.
+				p.Kill()
+				e.Message = "the connection to the plugin process broke (" + st.Message() + "); floe killed it: " + p.reason()
+			} else {
+				e.Message = "the plugin process ended: " + p.reason()
+			}
 			e.Exited = true
-			e.Message = "the plugin process ended: " + p.reason()
-			e.sentinel, e.ConfigErrors = nil, nil
+			e.sentinel, e.class, e.ConfigErrors = nil, nil, nil
 			return e
 		}
 	}
@@ -102,6 +113,32 @@ func (p *Process) callError(ctx context.Context, op string, err error) error {
 		e.sentinel = sdk.ErrUnsupported
 	}
 	return e
+}
+
+// exitWait is how long a call that failed with a broken-connection code
+// waits for go-plugin to see the process exit, before the connection's
+// own state decides (connLost).
+const exitWait = 500 * time.Millisecond
+
+// connLost reports whether a failed call's status says the connection to
+// the plugin broke (transport errors, which the plugin cannot send), or
+// the connection is no longer usable, rather than carrying the plugin's
+// own answer.
+func (p *Process) connLost(st *status.Status) bool {
+	msg := st.Message()
+	for _, s := range []string{"error reading from server", "transport is closing", "the client connection is closing"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	if p.conn == nil {
+		return false
+	}
+	switch p.conn.GetState() {
+	case connectivity.TransientFailure, connectivity.Shutdown:
+		return true
+	}
+	return false
 }
 
 // ctxEnded reports whether ctx is over, or so nearly over that a call
