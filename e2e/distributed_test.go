@@ -2,22 +2,30 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/floehq/floe/e2e/harness"
 )
 
-// distributedWorkers starts n `floe distributed` workers of one new
-// cluster (its own group.id and internal topics) on the test broker.
-func distributedWorkers(t *testing.T, env harness.Env, n int) []*harness.Floe {
-	t.Helper()
+// clusterKeys are the worker keys of a new cluster (its own group.id
+// and internal topics) on the test broker.
+func clusterKeys(env harness.Env) map[string]string {
 	group := harness.UniqueName("e2e-cluster")
-	keys := map[string]string{
+	return map[string]string{
 		"bootstrap.servers":                 env.KafkaBootstrap,
 		"group.id":                          group,
 		"config.storage.topic":              group + "-configs",
@@ -32,15 +40,134 @@ func distributedWorkers(t *testing.T, env harness.Env, n int) []*harness.Floe {
 		"session.timeout.ms":    "6000",
 		"heartbeat.interval.ms": "2000",
 	}
-	ws := make([]*harness.Floe, n)
-	for i := range ws {
-		wk := map[string]string{"worker.id": fmt.Sprintf("worker-%c", 'a'+i)}
-		for k, v := range keys {
-			wk[k] = v
-		}
-		ws[i] = harness.StartFloe(t, env, harness.Options{Distributed: true, Worker: wk})
+}
+
+// startWorker starts `floe distributed` worker-<letter i> with keys.
+func startWorker(t *testing.T, env harness.Env, keys map[string]string, i int) (string, *harness.Floe) {
+	t.Helper()
+	id := fmt.Sprintf("worker-%c", 'a'+i)
+	wk := maps.Clone(keys)
+	wk["worker.id"] = id
+	return id, harness.StartFloe(t, env, harness.Options{Distributed: true, Worker: wk})
+}
+
+// cluster is a running distributed test: workers by id, connectors,
+// their tables.
+type cluster struct {
+	t         *testing.T
+	env       harness.Env
+	ctx       context.Context
+	byID      map[string]*harness.Floe
+	conns     []harness.Connector
+	refs      []harness.TableRef
+	keys      map[string]string
+	namespace string
+}
+
+// newCluster starts workers worker-a … and creates n datagen → iceberg
+// connectors on a shared Postgres catalog, connector i through worker
+// i mod workers (the leader answers, forwarded to it when it is another).
+func newCluster(t *testing.T, ctx context.Context, env harness.Env, workers, n int) *cluster {
+	t.Helper()
+	c := &cluster{t: t, env: env, ctx: ctx, byID: map[string]*harness.Floe{}, keys: clusterKeys(env), namespace: harness.UniqueName("e2e_dist")}
+	var ws []*harness.Floe
+	for i := range workers {
+		id, w := startWorker(t, env, c.keys, i)
+		c.byID[id] = w
+		ws = append(ws, w)
 	}
-	return ws
+	warehouse := "file://" + filepath.Join(t.TempDir(), "warehouse")
+	for i := range n {
+		table := fmt.Sprintf("%s.orders_%d", c.namespace, i)
+		conn := harness.Connector{Name: fmt.Sprintf("dist-%d", i), Config: map[string]string{
+			"connector.class":           "iceberg",
+			"source":                    "datagen",
+			"datagen.rate":              "1000",
+			"datagen.partitions":        "2",
+			"tasks.max":                 "2",
+			"commit.interval.ms":        "500",
+			"iceberg.tables":            table,
+			"iceberg.catalog.type":      "sql",
+			"iceberg.catalog.uri":       env.PostgresURL,
+			"iceberg.catalog.warehouse": warehouse,
+		}}
+		createWhenLed(t, ctx, ws[i%len(ws)], conn)
+		c.conns = append(c.conns, conn)
+		c.refs = append(c.refs, harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: warehouse, Name: table})
+	}
+	return c
+}
+
+// other returns a worker that is none of not.
+func (c *cluster) other(not ...string) (string, *harness.Floe) {
+	for _, id := range slices.Sorted(maps.Keys(c.byID)) {
+		if !slices.Contains(not, id) {
+			return id, c.byID[id]
+		}
+	}
+	c.t.Fatalf("no worker other than %v", not)
+	return "", nil
+}
+
+// owner waits until the connector's status, read through reader, is
+// RUNNING with its tasks on one worker that is none of not, and returns
+// that worker.
+func (c *cluster) owner(name string, reader *harness.Floe, not ...string) string {
+	c.t.Helper()
+	var id string
+	reader.WaitStatus(c.ctx, name, fmt.Sprintf("RUNNING on a worker other than %v", not), false, func(s harness.ConnectorStatus) bool {
+		id = s.Connector.WorkerID
+		if !s.Running() || slices.Contains(not, id) || c.byID[id] == nil {
+			return false
+		}
+		for _, task := range s.Tasks {
+			if task.WorkerID != id {
+				return false
+			}
+		}
+		return true
+	})
+	return id
+}
+
+// committed is the sum of the connector's committed offsets, read
+// through via; -1 when the call fails.
+func (c *cluster) committed(name string, via *harness.Floe) int64 {
+	offs, err := via.API.Offsets(c.ctx, name)
+	if err != nil {
+		return -1
+	}
+	var sum int64
+	for _, o := range offs.Offsets {
+		sum += offsetValue(c.t, o)
+	}
+	return sum
+}
+
+// progressing waits until the connector committed 500 records past
+// after, read through via, and returns the new sum.
+func (c *cluster) progressing(name string, via *harness.Floe, after int64, what string) int64 {
+	c.t.Helper()
+	var sum int64
+	via.WaitFor(c.ctx, what, func(ctx context.Context) (bool, string, error) {
+		sum = c.committed(name, via)
+		return sum >= after+500, fmt.Sprintf("%s committed %d (from %d)", name, sum, after), nil
+	})
+	return sum
+}
+
+// stopAndCheck stops every live worker (SIGTERM, exit 0) and checks
+// every table with PyIceberg and DuckDB.
+func (c *cluster) stopAndCheck(dead ...string) {
+	c.t.Helper()
+	for id, w := range c.byID {
+		if !slices.Contains(dead, id) {
+			w.Stop()
+		}
+	}
+	for i, conn := range c.conns {
+		checkDatagenTable(c.t, c.env, c.refs[i], conn)
+	}
 }
 
 // TestDistributedFailover runs two datagen → iceberg connectors on a
@@ -48,112 +175,162 @@ func distributedWorkers(t *testing.T, env harness.Env, n int) []*harness.Floe {
 // created through one worker and its status read through another; they
 // run on two different workers; the worker of one is killed with
 // SIGKILL, and that connector moves to a live worker and goes on
-// committing. Afterwards every table holds each generated record of its
-// committed range exactly once (PyIceberg and DuckDB).
+// committing. Then the leader is killed while it writes a config change,
+// and the last worker applies the change and runs both connectors.
+// Afterwards every table holds each generated record of its committed
+// range exactly once (PyIceberg and DuckDB).
 func TestDistributedFailover(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.Postgres, harness.Plugin("datagen"),
 		harness.Plugin("partitioners"), harness.Plugin("iceberg"), harness.Readers)
 	ctx := harness.Context(t, 8*time.Minute)
-	ws := distributedWorkers(t, env, 3)
-	byID := map[string]*harness.Floe{}
-	for i, w := range ws {
-		byID[fmt.Sprintf("worker-%c", 'a'+i)] = w
-	}
-
-	namespace := harness.UniqueName("e2e_dist")
-	warehouse := "file://" + filepath.Join(t.TempDir(), "warehouse")
-	conns := make([]harness.Connector, 2)
-	for i := range conns {
-		conns[i] = harness.Connector{Name: fmt.Sprintf("dist-%d", i), Config: map[string]string{
-			"connector.class":           "iceberg",
-			"source":                    "datagen",
-			"datagen.rate":              "1000",
-			"datagen.partitions":        "2",
-			"tasks.max":                 "2",
-			"commit.interval.ms":        "500",
-			"iceberg.tables":            fmt.Sprintf("%s.orders_%d", namespace, i),
-			"iceberg.catalog.type":      "sql",
-			"iceberg.catalog.uri":       env.PostgresURL,
-			"iceberg.catalog.warehouse": warehouse,
-		}}
-		// Writes through worker a or b: the leader answers, forwarded to
-		// it when it is another worker.
-		createWhenLed(t, ctx, ws[i], conns[i])
-	}
-
-	// owner waits until the connector's status, read through reader, is
-	// RUNNING with its tasks, and returns the worker that runs it.
-	owner := func(name string, reader *harness.Floe, not string) string {
-		t.Helper()
-		var id string
-		reader.WaitStatus(ctx, name, "RUNNING on a worker other than "+strconv.Quote(not), false, func(s harness.ConnectorStatus) bool {
-			id = s.Connector.WorkerID
-			if !s.Running() || id == not || byID[id] == nil {
-				return false
-			}
-			for _, task := range s.Tasks {
-				if task.WorkerID != id {
-					return false
-				}
-			}
-			return true
-		})
-		return id
-	}
-	first := owner(conns[0].Name, ws[2], "")
-	second := owner(conns[1].Name, ws[2], "")
-	t.Logf("placement: %s on %s, %s on %s", conns[0].Name, first, conns[1].Name, second)
+	c := newCluster(t, ctx, env, 3, 2)
+	_, reader := c.other("worker-a", "worker-b")
+	first := c.owner(c.conns[0].Name, reader)
+	second := c.owner(c.conns[1].Name, reader)
+	t.Logf("placement: %s on %s, %s on %s", c.conns[0].Name, first, c.conns[1].Name, second)
 	if first == second {
 		t.Errorf("both connectors run on %s: the leader must spread them over the three workers", first)
 	}
 
-	committed := func(name string, via *harness.Floe) int64 {
-		offs, err := via.API.Offsets(ctx, name)
-		if err != nil {
-			return -1
-		}
-		var sum int64
-		for _, o := range offs.Offsets {
-			sum += offsetValue(t, o)
-		}
-		return sum
-	}
-	progressing := func(name string, via *harness.Floe, after int64, what string) int64 {
-		t.Helper()
-		var sum int64
-		via.WaitFor(ctx, what, func(ctx context.Context) (bool, string, error) {
-			sum = committed(name, via)
-			return sum >= after+500, fmt.Sprintf("%s committed %d (from %d)", name, sum, after), nil
-		})
-		return sum
-	}
-	var survivor *harness.Floe
-	for id, w := range byID {
-		if id != first {
-			survivor = w
-			break
-		}
-	}
-	before := progressing(conns[0].Name, survivor, 0, "a first commit of "+conns[0].Name)
-
-	victim := byID[first]
+	_, survivor := c.other(first)
+	before := c.progressing(c.conns[0].Name, survivor, 0, "a first commit of "+c.conns[0].Name)
 	killed := time.Now()
-	victim.Kill()
-	moved := owner(conns[0].Name, survivor, first)
-	t.Logf("%s moved from %s (killed) to %s in %s", conns[0].Name, first, moved, time.Since(killed).Round(100*time.Millisecond))
-	progressing(conns[0].Name, byID[moved], before, conns[0].Name+" committing on "+moved)
+	c.byID[first].Kill()
+	moved := c.owner(c.conns[0].Name, survivor, first)
+	t.Logf("%s moved from %s (killed) to %s in %s", c.conns[0].Name, first, moved, time.Since(killed).Round(100*time.Millisecond))
+	c.progressing(c.conns[0].Name, c.byID[moved], before, c.conns[0].Name+" committing on "+moved)
 	if second != first {
-		progressing(conns[1].Name, byID[second], 0, conns[1].Name+" committing on "+second)
+		c.progressing(c.conns[1].Name, c.byID[second], 0, c.conns[1].Name+" committing on "+second)
 	}
 
-	for id, w := range byID {
-		if id != first {
-			w.Stop()
+	// Kill the leader while it writes a config change: the change is in
+	// the config topic whole or not at all, and the last worker takes
+	// the same change again.
+	var leader string
+	for _, id := range slices.Sorted(maps.Keys(c.byID)) {
+		if id != first && c.byID[id].LogContains("leading the cluster") {
+			leader = id
 		}
 	}
-	for i, c := range conns {
-		ref := harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: warehouse, Name: fmt.Sprintf("%s.orders_%d", namespace, i)}
-		checkDatagenTable(t, env, ref, c)
+	if leader == "" {
+		t.Fatalf("no live worker logged \"leading the cluster\"")
+	}
+	last, lastW := c.other(first, leader)
+	changed := maps.Clone(c.conns[1].Config)
+	changed["datagen.rate"] = "1500"
+	go func() { _, _, _ = c.byID[leader].API.PutConfig(ctx, c.conns[1].Name, changed) }()
+	time.Sleep(20 * time.Millisecond)
+	c.byID[leader].Kill()
+	t.Logf("killed the leader %s during a config write; %s is left", leader, last)
+	lastW.WaitFor(ctx, "the config change applied through "+last, func(ctx context.Context) (bool, string, error) {
+		_, _, err := lastW.API.PutConfig(ctx, c.conns[1].Name, changed)
+		var ae *harness.APIError
+		if err != nil && errors.As(err, &ae) && ae.Status == 409 {
+			return false, err.Error(), nil
+		}
+		return err == nil, "", err
+	})
+	c.conns[1].Config = changed
+	for _, conn := range c.conns {
+		c.owner(conn.Name, lastW, first, leader)
+		c.progressing(conn.Name, lastW, c.committed(conn.Name, lastW), conn.Name+" committing on "+last)
+	}
+	if cfg, err := lastW.API.Config(ctx, c.conns[1].Name); err != nil || cfg["datagen.rate"] != "1500" {
+		t.Errorf("%s's config on %s: %v (err %v), want datagen.rate 1500", c.conns[1].Name, last, cfg, err)
+	}
+	c.stopAndCheck(first, leader)
+}
+
+// TestDistributedZombieAndRollingRestart freezes the worker of a
+// connector (SIGSTOP of it and its plugins) past the session timeout, so
+// the connector moves; then thaws it (a zombie that still runs the
+// connector until it reads the new assignment) and checks that it stops
+// its copy. Then every worker is restarted in turn while both connectors
+// ingest. Every table must still hold each record exactly once.
+func TestDistributedZombieAndRollingRestart(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.Postgres, harness.Plugin("datagen"),
+		harness.Plugin("partitioners"), harness.Plugin("iceberg"), harness.Readers)
+	ctx := harness.Context(t, 10*time.Minute)
+	c := newCluster(t, ctx, env, 3, 2)
+	_, reader := c.other("worker-a", "worker-b")
+	frozenID := c.owner(c.conns[0].Name, reader)
+	_, heirReader := c.other(frozenID)
+	before := c.progressing(c.conns[0].Name, heirReader, 0, "a first commit")
+
+	zombie := c.byID[frozenID]
+	procs := append(zombie.Plugins(), harness.Proc{PID: zombie.PID(), Name: "floe"})
+	for _, p := range procs {
+		_ = syscall.Kill(p.PID, syscall.SIGSTOP)
+	}
+	t.Logf("froze %s (pid %d) and its plugins", frozenID, zombie.PID())
+	heir := c.owner(c.conns[0].Name, heirReader, frozenID)
+	c.progressing(c.conns[0].Name, c.byID[heir], before, c.conns[0].Name+" committing on "+heir)
+	for _, p := range procs {
+		_ = syscall.Kill(p.PID, syscall.SIGCONT)
+	}
+	t.Logf("thawed %s", frozenID)
+	zombie.WaitFor(ctx, "the thawed worker to stop its copy of "+c.conns[0].Name, func(context.Context) (bool, string, error) {
+		return zombie.LogContains(`connector placed on another worker; stopping it here.*` + c.conns[0].Name), "", nil
+	})
+	c.progressing(c.conns[0].Name, c.byID[heir], c.committed(c.conns[0].Name, c.byID[heir]), c.conns[0].Name+" still committing on "+heir)
+
+	for _, id := range slices.Sorted(maps.Keys(c.byID)) {
+		c.byID[id].Restart()
+		_, via := c.other(id)
+		for _, conn := range c.conns {
+			c.owner(conn.Name, via)
+			c.progressing(conn.Name, via, c.committed(conn.Name, via), fmt.Sprintf("%s committing after the restart of %s", conn.Name, id))
+		}
+	}
+	c.stopAndCheck()
+}
+
+// TestDistributedScaleOutAndIn runs three connectors on one worker, adds
+// two workers (the leader moves one connector to each, stopping it on the
+// first worker before starting it on the new one), then stops the two
+// (their connectors come back to the first). Every table must hold each
+// record exactly once.
+func TestDistributedScaleOutAndIn(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.Postgres, harness.Plugin("datagen"),
+		harness.Plugin("partitioners"), harness.Plugin("iceberg"), harness.Readers)
+	ctx := harness.Context(t, 10*time.Minute)
+	c := newCluster(t, ctx, env, 1, 3)
+	a := c.byID["worker-a"]
+	for _, conn := range c.conns {
+		c.owner(conn.Name, a)
+		c.progressing(conn.Name, a, 0, conn.Name+" committing on worker-a")
+	}
+	for i := 1; i <= 2; i++ {
+		id, w := startWorker(t, env, c.keys, i)
+		c.byID[id] = w
+	}
+	spread := map[string]string{}
+	a.WaitFor(ctx, "one connector on each of the three workers", func(ctx context.Context) (bool, string, error) {
+		seen := map[string]bool{}
+		for _, conn := range c.conns {
+			st, err := a.API.Status(ctx, conn.Name)
+			if err != nil || !st.Running() {
+				return false, fmt.Sprint(spread), nil
+			}
+			spread[conn.Name] = st.Connector.WorkerID
+			seen[st.Connector.WorkerID] = true
+		}
+		return len(seen) == 3, fmt.Sprint(spread), nil
+	})
+	t.Logf("after scaling out: %v", spread)
+	for _, conn := range c.conns {
+		w := c.byID[spread[conn.Name]]
+		c.progressing(conn.Name, w, c.committed(conn.Name, w), conn.Name+" committing on "+spread[conn.Name])
+	}
+	c.byID["worker-b"].Stop()
+	c.byID["worker-c"].Stop()
+	for _, conn := range c.conns {
+		c.owner(conn.Name, a, "worker-b", "worker-c")
+		c.progressing(conn.Name, a, c.committed(conn.Name, a), conn.Name+" back on worker-a and committing")
+	}
+	a.Stop()
+	for i, conn := range c.conns {
+		checkDatagenTable(t, env, c.refs[i], conn)
 	}
 }
 
@@ -205,4 +382,122 @@ func checkDatagenTable(t *testing.T, env harness.Env, ref harness.TableRef, conn
 	want := gen.Checksums(t, ends, "customer_id", "customer_email")
 	want["_source_offset"] = strconv.FormatInt(offsets, 10)
 	checkChecksums(t, py, want)
+}
+
+// TestDistributedBadInput starts `floe distributed` on clusters it must
+// refuse: a group.id an ordinary consumer group uses, a config topic with
+// two partitions, an internal topic that is not compacted. Each exits
+// non-zero with an error naming the group or the topic and the fix.
+func TestDistributedBadInput(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Kafka)
+	ctx := harness.Context(t, 3*time.Minute)
+	run := func(t *testing.T, group string, keys map[string]string) harness.CLIResult {
+		t.Helper()
+		dir := t.TempDir()
+		port, err := freeTCPPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := map[string]string{
+			"bootstrap.servers":    env.KafkaBootstrap,
+			"group.id":             group,
+			"config.storage.topic": group + "-configs",
+			"offset.storage.topic": group + "-offsets",
+			"status.storage.topic": group + "-status",
+			"listeners":            fmt.Sprintf("http://127.0.0.1:%d", port),
+			"plugin.path":          env.PluginDir(),
+			"data.dir":             filepath.Join(dir, "data"),
+		}
+		maps.Copy(cfg, keys)
+		data, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, "worker.json")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := harness.RunFloe(t, env, dir, 90*time.Second, "distributed", file)
+		if res.Code == 0 {
+			t.Fatalf("floe distributed exited 0, want an error:\n%s", res.Output())
+		}
+		return res
+	}
+	expect := func(t *testing.T, res harness.CLIResult, wants ...string) {
+		t.Helper()
+		for _, w := range wants {
+			if !strings.Contains(res.Output(), w) {
+				t.Errorf("the error does not say %q:\n%s", w, res.Output())
+			}
+		}
+	}
+
+	t.Run("group.id of an ordinary consumer group", func(t *testing.T) {
+		group := harness.UniqueName("e2e-foreign")
+		topic := group + "-data"
+		if err := harness.CreateTopic(ctx, env, topic, 1); err != nil {
+			t.Fatal(err)
+		}
+		cons, err := ckafka.NewConsumer(&ckafka.ConfigMap{"bootstrap.servers": env.KafkaBootstrap, "group.id": group, "broker.address.family": "v4"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cons.Close() }()
+		if err := cons.Subscribe(topic, nil); err != nil {
+			t.Fatal(err)
+		}
+		// Poll until the consumer holds its partition: the group is live.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			cons.Poll(100)
+			parts, err := cons.Assignment()
+			if err == nil && len(parts) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the ordinary consumer got no partition within 30 s")
+			}
+		}
+		stop := make(chan struct{})
+		polled := make(chan struct{})
+		go func() {
+			defer close(polled)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					cons.Poll(100)
+				}
+			}
+		}()
+		res := run(t, group, nil)
+		close(stop)
+		<-polled
+		expect(t, res, group, "not a floe cluster")
+	})
+	t.Run("config topic with two partitions", func(t *testing.T) {
+		group := harness.UniqueName("e2e-badtopic")
+		if err := harness.CreateTopicWith(ctx, env, group+"-configs", 2, map[string]string{"cleanup.policy": "compact"}); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, run(t, group, nil), group+"-configs", "2 partitions")
+	})
+	t.Run("status topic not compacted", func(t *testing.T) {
+		group := harness.UniqueName("e2e-badtopic")
+		if err := harness.CreateTopic(ctx, env, group+"-status", 2); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, run(t, group, nil), group+"-status", "compact")
+	})
+}
+
+// freeTCPPort asks the kernel for a free port on 127.0.0.1.
+func freeTCPPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

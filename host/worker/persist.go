@@ -32,10 +32,13 @@ func (w *Worker) watch(c *conn, rt *runtime.Connector) {
 		w.publishStatus(c, rt)
 	}
 	<-rt.Done()
-	rec := storedStatus(w.status(c), w.cfg.WorkerID)
-	if rt.Err() == nil {
+	st, ours := w.statusOf(c, rt)
+	if rt.Err() == nil || !ours || !w.runsHere(c.name) {
+		// A clean end, or a runtime stopped because the connector moved:
+		// whoever runs it now reports.
 		return
 	}
+	rec := storedStatus(st, w.cfg.WorkerID)
 	// A failure is recorded even while the worker closes.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.life), 10*time.Second)
 	defer cancel()

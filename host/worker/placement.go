@@ -31,8 +31,13 @@ type Placement interface {
 }
 
 // statusPublishInterval is how often a placed connector's status is
-// compared with what was last published.
-const statusPublishInterval = time.Second
+// compared with what was last published; statusRepublishInterval is how
+// often it is published even when unchanged, so a record some other
+// worker wrote over (a zombie's last word) does not stay.
+const (
+	statusPublishInterval   = time.Second
+	statusRepublishInterval = 10 * time.Second
+)
 
 func (w *Worker) runsHere(name string) bool {
 	return w.deps.Placement == nil || w.deps.Placement.Runs(name)
@@ -194,14 +199,19 @@ func (w *Worker) publishStatus(c *conn, rt *runtime.Connector) {
 	t := time.NewTicker(statusPublishInterval)
 	defer t.Stop()
 	var last string
+	var published time.Time
 	for {
-		rec := storedStatus(w.status(c), w.cfg.WorkerID)
-		if key := fmt.Sprint(rec.Connector, rec.Tasks); key != last {
+		st, ours := w.statusOf(c, rt)
+		if !ours {
+			return // stopped or replaced: whoever runs it now reports
+		}
+		rec := storedStatus(st, w.cfg.WorkerID)
+		if key := fmt.Sprint(rec.Connector, rec.Tasks); key != last || time.Since(published) >= statusRepublishInterval {
 			ctx, cancel := context.WithTimeout(w.life, 5*time.Second)
 			if err := w.statuses.PutStatus(ctx, c.name, rec); err != nil {
 				w.logger.Warn("cannot publish the connector's status", "connector", c.name, "error", err)
 			} else {
-				last = key
+				last, published = key, time.Now()
 			}
 			cancel()
 		}
@@ -211,6 +221,18 @@ func (w *Worker) publishStatus(c *conn, rt *runtime.Connector) {
 		case <-t.C:
 		}
 	}
+}
+
+// statusOf returns the connector's status as rt reports it, and false
+// when c no longer runs rt (it was stopped or replaced).
+func (w *Worker) statusOf(c *conn, rt *runtime.Connector) (ConnectorStatus, bool) {
+	c.mu.Lock()
+	current := c.rt == rt
+	c.mu.Unlock()
+	if !current {
+		return ConnectorStatus{}, false
+	}
+	return w.status(c), true
 }
 
 // storedStatus is st as the status store keeps it.
