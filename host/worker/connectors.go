@@ -222,6 +222,14 @@ func (w *Worker) reconfigure(ctx context.Context, name string, edit func(map[str
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
+	if maps.Equal(cfg, old) && isRunning(c) {
+		// The same config (a standalone restart reading its connector
+		// file after restoring the connector from the data dir, or a
+		// repeated PUT): nothing changes, so nothing restarts, as in
+		// Connect. A failed or stopped connector still starts again.
+		w.logger.Debug("connector config unchanged; not restarting it", "connector", name)
+		return w.Connector(ctx, name)
+	}
 	v := w.validate(ctx, cfg)
 	if !v.ok() {
 		return ConnectorInfo{}, &ValidationError{Infos: v.infos}
@@ -241,6 +249,20 @@ func (w *Worker) reconfigure(ctx context.Context, name string, edit func(map[str
 	}
 	w.logger.Info("connector reconfigured", "connector", name)
 	return w.Connector(ctx, name)
+}
+
+// isRunning reports whether c's runtime is up and has not failed.
+func isRunning(c *conn) bool {
+	_, target, rt, failure, _ := c.snapshot()
+	if rt == nil || failure != "" || target == store.TargetStopped {
+		return false
+	}
+	select {
+	case <-rt.Done():
+		return false
+	default:
+		return true
+	}
 }
 
 // DeleteConnector implements [API]: the connector stops (final commit)

@@ -763,3 +763,36 @@ func TestRequestWaitingForAnotherOperationEndsWithItsCtx(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A PUT of the config a running connector already has (a standalone
+// restart reads its connector file after restoring the connector from
+// the data dir) restarts nothing; a changed config restarts it.
+func TestPutOfTheSameConfigRestartsNothing(t *testing.T) {
+	fp := newFakePlugins()
+	w := newWorker(t, fp, t.TempDir())
+	ctx := context.Background()
+	cfg := baseConfig()
+	cfg["gen.count"] = "0"
+	if _, err := w.CreateConnector(ctx, "c", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "running", running(w, "c", 2))
+	starts := fp.starts.Load()
+	if _, _, err := w.PutConnectorConfig(ctx, "c", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n := fp.starts.Load() - starts; n != 0 {
+		t.Fatalf("a PUT of the same config started %d plugin processes, want none", n)
+	}
+	if st, err := w.ConnectorStatus(ctx, "c"); err != nil || states(st) != "RUNNING RUNNING RUNNING" {
+		t.Fatalf("after the PUT: %s %v", states(st), err)
+	}
+	cfg["commit.interval.ms"] = "30"
+	if _, _, err := w.PutConnectorConfig(ctx, "c", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if fp.starts.Load() <= starts {
+		t.Fatal("a changed config restarted nothing")
+	}
+	waitFor(t, "running after the change", running(w, "c", 2))
+}
