@@ -204,7 +204,11 @@ func (r *taskRunner) run() {
 				break
 			}
 			if !processGone(proc, err) {
-				r.fail(fmt.Errorf("source task %d: read: %w", r.idx, err))
+				var ce *client.Error
+				if !errors.As(err, &ce) { // a client.Error names the plugin, the task and the call
+					err = fmt.Errorf("source task %d: read: %w", r.idx, err)
+				}
+				r.fail(err)
 				break
 			}
 			// The source process died: once what was read is written,
