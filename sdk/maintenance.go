@@ -81,9 +81,13 @@ type TableHealth struct {
 	Manifests     int64
 	MetadataBytes int64
 	LastCommit    time.Time
-	// MaxPartition is the partition with the most data files (its
-	// values as text, "" when unpartitioned) and MaxPartitionFiles
-	// that count: what queries of one partition open.
+	// MaxPartition is the partition with the most data files and
+	// MaxPartitionFiles that count: what queries of one partition open.
+	// It is named as `floe table describe` names partitions: field=value
+	// pairs joined by "/", values as people read them
+	// (ts_day=2026-01-01, not ts_day=20454; floe's own plugin prints
+	// lake.PartitionLabel), "" when unpartitioned. The host shows it in
+	// the status and /metrics as given.
 	MaxPartition      string
 	MaxPartitionFiles int64
 }

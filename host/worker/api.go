@@ -300,9 +300,9 @@ type TableHealth struct {
 	Records       *int64 `json:"records,omitempty"`
 	Manifests     *int64 `json:"manifests,omitempty"`
 	MetadataBytes *int64 `json:"metadata_bytes,omitempty"`
-	// MaxPartition is the partition with the most data files (its
-	// values as text, "" when unpartitioned), MaxPartitionFiles their
-	// count.
+	// MaxPartition is the partition with the most data files, named as
+	// `floe table describe` names it (ts_day=2026-01-01; "" when
+	// unpartitioned), MaxPartitionFiles their count.
 	MaxPartitionFiles *int64  `json:"max_partition_files,omitempty"`
 	MaxPartition      *string `json:"max_partition,omitempty"`
 	// What this connector's commits reported (Source "commits").
