@@ -82,8 +82,11 @@ func (r *Reporter) Report(ctx context.Context, o Origin, records []sdk.DeadLette
 		if len(records) > 1 {
 			more = fmt.Sprintf(" (and %d more)", len(records)-1)
 		}
-		return fmt.Errorf("record %s@%d failed at stage %s: %s%s; errors.tolerance is none, set it to all (with errors.deadletterqueue.topic.name) to skip such records",
+		err := fmt.Errorf("record %s@%d failed at stage %s: %s%s; errors.tolerance is none, set it to all (with errors.deadletterqueue.topic.name) to skip such records",
 			rec.Partition, rec.Offset, rec.Stage, rec.Reason, more)
+		// A restart would read the same record again. (A schema id the
+		// registry did not know was retried by the source first.)
+		return sdk.Permanent(err)
 	}
 	if r.cfg.Topic == "" {
 		if !r.cfg.LogEnable {

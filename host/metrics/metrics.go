@@ -28,6 +28,7 @@ type Metrics struct {
 	pendingCheckpoints *prometheus.GaugeVec
 	filesWritten       *prometheus.CounterVec
 	pluginRestarts     *prometheus.CounterVec
+	restarts           *prometheus.CounterVec
 	deadLetters        *prometheus.CounterVec
 	writerLoad         *prometheus.GaugeVec
 
@@ -95,6 +96,9 @@ func New() *Metrics {
 		pluginRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "floe_plugin_restarts_total", Help: "Plugin process restarts after a crash, per plugin kind.",
 		}, []string{"connector", "kind"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_restarts_total", Help: "Restarts of a failed connector or task by the restart policy (errors.retry.timeout), per instance (connector or task).",
+		}, []string{"connector", "instance"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "floe_dead_letters_total", Help: "Records sent to the dead-letter queue (or only logged when no DLQ topic is set).",
 		}, conn),
@@ -122,7 +126,7 @@ func New() *Metrics {
 		m.recordsIn, m.bytesIn, m.recordsOut, m.batchesInFlight,
 		m.checkpoints, m.checkpointDuration, m.commits, m.commitFailures,
 		m.commitDuration, m.commitLag, m.pendingCheckpoints, m.filesWritten,
-		m.pluginRestarts, m.deadLetters, m.writerLoad,
+		m.pluginRestarts, m.restarts, m.deadLetters, m.writerLoad,
 		m.maintRuns, m.maintDuration, m.maintLastRun, m.maintLastFiles,
 	)
 	m.tables.register(reg)
@@ -153,6 +157,7 @@ func (m *Metrics) Forget(name string) {
 	m.pendingCheckpoints.DeletePartialMatch(l)
 	m.filesWritten.DeletePartialMatch(l)
 	m.pluginRestarts.DeletePartialMatch(l)
+	m.restarts.DeletePartialMatch(l)
 	m.deadLetters.DeletePartialMatch(l)
 	m.writerLoad.DeletePartialMatch(l)
 	m.maintRuns.DeletePartialMatch(l)
@@ -232,6 +237,19 @@ func (c *Connector) PluginRestart(kind string) {
 		return
 	}
 	c.m.pluginRestarts.WithLabelValues(c.name, kind).Inc()
+}
+
+// Restart counts a restart of the failed connector (whole) or of one of
+// its tasks by the restart policy.
+func (c *Connector) Restart(whole bool) {
+	if c == nil {
+		return
+	}
+	instance := "task"
+	if whole {
+		instance = "connector"
+	}
+	c.m.restarts.WithLabelValues(c.name, instance).Inc()
 }
 
 // DeadLetters counts records sent to the dead-letter queue.

@@ -29,6 +29,11 @@ const (
 	KeyMaxInflight        = "pipeline.max.inflight.batches"
 	KeyRestartMaxAttempts = "plugin.restart.max.attempts"
 	KeyRestartBackoff     = "plugin.restart.backoff.ms"
+	// The restart policy of failed connectors and tasks (the worker
+	// applies it): Connect's errors.retry.* keys, and floe's first delay.
+	KeyRetryTimeout    = "errors.retry.timeout"
+	KeyRetryDelayMax   = "errors.retry.delay.max.ms"
+	KeyRetryDelayFirst = "restart.backoff.initial.ms"
 	// KeyProcessPrefix starts process.<kind>.cpus, .memory and .nice.
 	KeyProcessPrefix = "process."
 )
@@ -53,6 +58,11 @@ const (
 	DefaultMaintenanceNice = 10
 	// MaxRestartBackoff caps the doubling restart backoff.
 	MaxRestartBackoff = 60 * time.Second
+	// DefaultRetryTimeout bounds the automatic restarts of one failure: it
+	// outlasts a long catalog or registry outage.
+	DefaultRetryTimeout    = 30 * time.Minute
+	DefaultRetryDelayMax   = time.Minute
+	DefaultRetryDelayFirst = time.Second
 )
 
 const (
@@ -118,6 +128,12 @@ func HostSpec() sdk.Spec {
 			Describe("Log every bad record."),
 		sdk.Bool(dlq.KeyLogIncludeMessages).Default("false").Rank(sdk.Low).InGroup(groupErrors).
 			Describe("Include the record's key and value in those logs."),
+		sdk.Long(KeyRetryTimeout).Default(strconv.FormatInt(DefaultRetryTimeout.Milliseconds(), 10)).Min(-1).Rank(sdk.Medium).InGroup(groupErrors).
+			Describe("How long floe keeps restarting a failed connector or task (milliseconds; -1 forever, 0 never, as Kafka Connect, where a failed task waits for a human). A configuration error or a failure a plugin marks permanent is never restarted."),
+		sdk.Long(KeyRetryDelayMax).Default(strconv.FormatInt(DefaultRetryDelayMax.Milliseconds(), 10)).Min(1).Rank(sdk.Low).InGroup(groupErrors).
+			Describe("Longest wait between two automatic restarts of a failed connector or task (milliseconds)."),
+		sdk.Duration(KeyRetryDelayFirst).Default(strconv.FormatInt(DefaultRetryDelayFirst.Milliseconds(), 10)).Check(positive).Rank(sdk.Low).InGroup(groupErrors).
+			Describe("Wait before the first automatic restart of a failed connector or task; doubled per attempt up to errors.retry.delay.max.ms, with ±20 % jitter (milliseconds, or a Go duration)."),
 		sdk.Int(KeyRestartMaxAttempts).Default(strconv.Itoa(DefaultRestartAttempts)).Min(0).Rank(sdk.Low).InGroup(groupProcess).
 			Describe("Restarts of a crashed plugin process before its tasks are FAILED."),
 		sdk.Duration(KeyRestartBackoff).Default(strconv.Itoa(int(DefaultRestartBackoff.Milliseconds()))).Check(positive).
@@ -159,8 +175,19 @@ type Settings struct {
 	MaxInflight        int
 	RestartMaxAttempts int
 	RestartBackoff     time.Duration
+	Retry              RetryPolicy
 	Processes          map[sdk.Kind]ProcessLimits
 	DLQ                dlq.Config
+}
+
+// RetryPolicy is how failed connectors and tasks are restarted.
+type RetryPolicy struct {
+	// Timeout bounds the restarts of one failure, counted from the
+	// failure; negative restarts forever, 0 never.
+	Timeout time.Duration
+	// First is the wait before the first restart; it doubles per attempt
+	// up to Max.
+	First, Max time.Duration
 }
 
 // ProcessLimits are the resource settings of one plugin process.
@@ -205,7 +232,12 @@ func ParseSettings(name string, cfg map[string]string) (Settings, error) {
 		MaxInflight:        r.Int(KeyMaxInflight),
 		RestartMaxAttempts: r.Int(KeyRestartMaxAttempts),
 		RestartBackoff:     r.Duration(KeyRestartBackoff),
-		Processes:          map[sdk.Kind]ProcessLimits{},
+		Retry: RetryPolicy{
+			Timeout: time.Duration(r.Int64(KeyRetryTimeout)) * time.Millisecond,
+			First:   r.Duration(KeyRetryDelayFirst),
+			Max:     time.Duration(r.Int64(KeyRetryDelayMax)) * time.Millisecond,
+		},
+		Processes: map[sdk.Kind]ProcessLimits{},
 	}
 	if _, set := cfg[KeyCommitInterval]; !set {
 		if alt, ok := cfg[KeyCommitIntervalAlt]; ok && strings.TrimSpace(alt) != "" {

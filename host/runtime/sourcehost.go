@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/floehq/floe/host/dlq"
@@ -71,6 +72,9 @@ func (h *sourceHost) DeadLetter(ctx context.Context, records []sdk.DeadLetter) e
 		return err
 	}
 	if err != nil {
+		if errors.Is(err, sdk.ErrPermanent) {
+			h.r.refused.Store(true)
+		}
 		return err
 	}
 	c.progress.deadLetters.Add(int64(len(records)))

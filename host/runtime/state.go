@@ -25,6 +25,8 @@ const (
 type TaskStatus struct {
 	State State
 	Trace string
+	// Permanent marks a failure no restart can fix (see [Permanent]).
+	Permanent bool
 }
 
 // Status is a connector's state, its tasks' and its progress.
@@ -138,6 +140,17 @@ func (c *Connector) setTask(i int, st State, trace string) {
 	c.settleLocked()
 }
 
+// setTaskFailed marks task i FAILED with err, classified by [Permanent].
+func (c *Connector) setTaskFailed(i int, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= len(c.tasks) {
+		return
+	}
+	c.tasks[i] = TaskStatus{State: StateFailed, Trace: err.Error(), Permanent: Permanent(err)}
+	c.settleLocked()
+}
+
 func (c *Connector) taskFailed(i int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -153,7 +166,7 @@ func (c *Connector) fail(err error) {
 	c.state, c.trace = StateFailed, err.Error()
 	for i, t := range c.tasks {
 		if t.State != StateFailed {
-			c.tasks[i] = TaskStatus{State: StateFailed, Trace: err.Error()}
+			c.tasks[i] = TaskStatus{State: StateFailed, Trace: err.Error(), Permanent: Permanent(err)}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/floehq/floe/sdk"
@@ -29,6 +30,11 @@ type taskRunner struct {
 	cancel     context.CancelFunc
 	readCtx    context.Context
 	cancelRead context.CancelFunc
+	// refused is set when the host refused the source's dead letters for
+	// good (errors.tolerance=none): the Read failing with that answer
+	// fails permanently, a class the answer loses on its way through the
+	// plugin.
+	refused atomic.Bool
 
 	queue chan item
 	slots chan struct{} // a token per batch read and not yet written
@@ -92,7 +98,7 @@ func (r *taskRunner) stop() { r.cancel() }
 func (r *taskRunner) fail(err error) {
 	r.failOnce.Do(func() {
 		r.s.c.logger.Error("task failed", "task", r.idx, "error", err)
-		r.s.c.setTask(r.idx, StateFailed, err.Error())
+		r.s.c.setTaskFailed(r.idx, err)
 		r.cancel()
 	})
 }
@@ -207,6 +213,9 @@ func (r *taskRunner) run() {
 				var ce *client.Error
 				if !errors.As(err, &ce) { // a client.Error names the plugin, the task and the call
 					err = fmt.Errorf("source task %d: read: %w", r.idx, err)
+				}
+				if r.refused.Load() {
+					err = sdk.Permanent(err)
 				}
 				r.fail(err)
 				break

@@ -198,8 +198,26 @@ type Progress struct {
 	WriterLoad         []float64 `json:"writer_load,omitempty"`
 	PluginRestarts     int64     `json:"plugin_restarts"`
 	EndOfInput         bool      `json:"end_of_input"`
+	// Restarts counts the restart policy's restarts of the connector and
+	// its tasks; Healing lists the failures it is working on.
+	Restarts int64     `json:"restarts"`
+	Healing  []Healing `json:"healing,omitempty"`
 	// Maintenance is set when the connector has a maintenance plugin.
 	Maintenance *MaintenanceSummary `json:"maintenance,omitempty"`
+}
+
+// Healing is the restart policy's work on one failed instance.
+type Healing struct {
+	// Instance is "connector" or "task N".
+	Instance     string    `json:"instance"`
+	Attempts     int       `json:"attempts"`
+	FailingSince time.Time `json:"failing_since"`
+	// NextAttempt is when the next restart is due; zero when none is.
+	NextAttempt time.Time `json:"next_attempt,omitzero"`
+	// Permanent: no restart can fix it. GaveUp: errors.retry.timeout
+	// ran out. Either way it waits for a human.
+	Permanent bool `json:"permanent,omitempty"`
+	GaveUp    bool `json:"gave_up,omitempty"`
 }
 
 // MaintenanceSummary is what the connector's maintenance plugin did since

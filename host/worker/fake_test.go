@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -32,6 +33,9 @@ type fakePlugins struct {
 	hideSink bool // pretend the sink plugin was uninstalled
 	// failTask makes the Reads of that source task fail (-1: none).
 	failTask atomic.Int64
+	// failPermanent marks those failures sdk.Permanent; failCommit makes
+	// the sink's Commits fail.
+	failPermanent, failCommit atomic.Bool
 	// readDelay slows every Read down.
 	readDelay time.Duration
 	// badDelay slows the sink's validation of tbl.path "bad" down.
@@ -183,7 +187,11 @@ var schema = arrow.NewSchema([]arrow.Field{{Name: sdk.ColumnOffset, Type: arrow.
 
 func (s *fakeSrc) Read(ctx context.Context, max int) (client.ReadResult, error) {
 	if s.f.failTask.Load() == int64(s.task) {
-		return client.ReadResult{}, fmt.Errorf("task %d: the source broke", s.task)
+		err := fmt.Errorf("task %d: the source broke", s.task)
+		if s.f.failPermanent.Load() {
+			err = sdk.Permanent(err)
+		}
+		return client.ReadResult{}, err
 	}
 	if d := s.f.readDelay; d > 0 {
 		select {
@@ -256,6 +264,9 @@ func (s *fakeSink) Flush(_ context.Context, n uint64) ([]sdk.WriteResult, error)
 }
 
 func (s *fakeSink) Commit(_ context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {
+	if s.f.failCommit.Load() {
+		return nil, errors.New("the table store is down")
+	}
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
 	for _, r := range req.Ranges {

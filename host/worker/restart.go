@@ -59,6 +59,7 @@ func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks
 		return ConnectorStatus{}, fmt.Errorf("connector %s: %w", name, ErrNotFound)
 	}
 	cfg, target, rt, failure, _ := c.snapshot()
+	c.forgetHealing() // a human acted: the policy counts afresh
 	if target == store.TargetStopped {
 		// As in Connect: a STOPPED connector restarts into STOPPED, which
 		// leaves nothing to do (PUT resume starts it).
@@ -106,11 +107,7 @@ func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks
 
 	// The restart goes on after the answer: it owns c.op until done.
 	handedOver = true
-	bound := w.cfg.ShutdownTimeout
-	if bound <= 0 {
-		bound = DefaultShutdownTimeout
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound+time.Minute)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.restartBound())
 	go func() {
 		defer cancel()
 		defer c.op.unlock()
@@ -134,6 +131,16 @@ func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks
 	return st, nil
 }
 
+// restartBound bounds a restart: its final commit within
+// task.shutdown.graceful.timeout.ms, the new start within a minute more.
+func (w *Worker) restartBound() time.Duration {
+	bound := w.cfg.ShutdownTimeout
+	if bound <= 0 {
+		bound = DefaultShutdownTimeout
+	}
+	return bound + time.Minute
+}
+
 // RestartTask implements [API]: the task reopens and resumes from what the
 // host accepted; a connector that failed as a whole restarts whole.
 func (w *Worker) RestartTask(ctx context.Context, name string, task int) error {
@@ -149,6 +156,7 @@ func (w *Worker) RestartTask(ctx context.Context, name string, task int) error {
 		return fmt.Errorf("connector %s: %w: %w", name, ErrNotFound, errGone)
 	}
 	cfg, target, rt, failure, _ := c.snapshot()
+	c.forgetHealing()
 	if task < 0 || task >= tasksMax(cfg) || target == store.TargetStopped {
 		return fmt.Errorf("connector %s has no task %d: %w", name, task, ErrNotFound)
 	}

@@ -55,7 +55,7 @@ func (w *Worker) status(c *conn) ConnectorStatus {
 			st.Floe.Maintenance = sum
 		}
 	}
-	return w.markRestarting(c, st, rt, cfg)
+	return w.markRestarting(c, w.healStatus(c, st), rt, cfg)
 }
 
 // markRestarting shows the instances of an accepted restart as RESTARTING

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -66,6 +67,8 @@ type Worker struct {
 	conns  map[string]*conn
 	ready  bool
 	closed bool
+	// healPasses counts the restart policy's passes over the connectors.
+	healPasses atomic.Int64
 }
 
 var _ API = (*Worker)(nil)
@@ -91,6 +94,12 @@ type conn struct {
 	// restart marks the instances an accepted restart (KIP-745) is
 	// restarting; nil when none is.
 	restart *pendingRestart
+	// heal holds the restart policy's records of failed instances of
+	// healRT, the runtime they failed in (heal.go); restarts counts the
+	// policy's restarts.
+	heal     map[int]*healing
+	healRT   *runtime.Connector
+	restarts int64
 }
 
 func newConn(name string, target store.TargetState) *conn {
@@ -117,6 +126,16 @@ func (l opLock) lock(ctx context.Context) error {
 }
 
 func (l opLock) unlock() { <-l }
+
+// tryLock takes l when it is free.
+func (l opLock) tryLock() bool {
+	select {
+	case l <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
 
 // lockOp takes c.op for a request on connector c, bounded by ctx.
 func (c *conn) lockOp(ctx context.Context) error {
@@ -199,6 +218,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	w.mu.Lock()
 	w.ready = true
 	w.mu.Unlock()
+	go w.healLoop()
 	return w, nil
 }
 

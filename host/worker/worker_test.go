@@ -650,6 +650,7 @@ func TestRestartOnlyFailedTasks(t *testing.T) {
 	ctx := context.Background()
 	cfg := baseConfig()
 	cfg["gen.count"] = "0"
+	cfg["errors.retry.timeout"] = "0" // the restart here is manual
 	fp.failTask.Store(1)
 	if _, err := w.CreateConnector(ctx, "c", cfg, ""); err != nil {
 		t.Fatal(err)
