@@ -73,7 +73,9 @@ type Progress struct {
 	PendingCheckpoints int       `json:"pending_checkpoints"`
 	WriterLoad         []float64 `json:"writer_load,omitempty"`
 	PluginRestarts     int64     `json:"plugin_restarts"`
-	EndOfInput         bool      `json:"end_of_input"`
+	// Restarts counts the restart policy's restarts of failed instances.
+	Restarts   int64 `json:"restarts"`
+	EndOfInput bool  `json:"end_of_input"`
 	// Maintenance is set when the connector has a maintenance plugin.
 	Maintenance *MaintenanceSummary `json:"maintenance,omitempty"`
 }

@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/floehq/floe/e2e/harness"
+)
+
+// TestPostgresCatalogOutageHealsByItself: the Postgres catalog goes away
+// for 90 s during ingestion (every connection cut, new ones refused). No
+// human acts: nothing is left FAILED, commits resume within 10 s of the
+// catalog being back, and DuckDB and PyIceberg find every record once.
+func TestPostgresCatalogOutageHealsByItself(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers)
+	ctx := harness.Context(t, 8*time.Minute)
+	pg, err := url.Parse(env.PostgresURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startTCPProxy(t, pg.Host)
+	viaProxy := *pg
+	viaProxy.Host = proxy.addr
+	r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "pgoutage",
+		extra: map[string]string{"iceberg.catalog.uri": viaProxy.String()}})
+
+	before := r.waitCommitted(ctx, r.committed(ctx)+1000)
+	proxy.down()
+	const outage = 90 * time.Second
+	failedDuring := ""
+	for end := time.Now().Add(outage); time.Now().Before(end); time.Sleep(time.Second) {
+		st, err := r.f.API.Status(ctx, r.opts.name)
+		if err != nil {
+			t.Fatalf("status during the outage: %v", err)
+		}
+		if f := st.Failed(); f != "" && failedDuring == "" {
+			failedDuring = f
+		}
+	}
+	during := r.committed(ctx)
+	proxy.up()
+	back := time.Now()
+	r.waitCommitted(ctx, during+1)
+	resumed := time.Since(back)
+	if resumed > 10*time.Second {
+		t.Errorf("the first commit came %s after the catalog was back, want ≤ 10 s", resumed.Round(time.Millisecond))
+	}
+	st := r.f.WaitStatus(ctx, r.opts.name, "nothing FAILED", false, func(s harness.ConnectorStatus) bool { return s.Failed() == "" })
+	if failedDuring != "" {
+		t.Logf("FAILED during the outage (healed since): %s", failedDuring)
+	}
+	res := r.check(ctx, harness.DuckDB, false)
+	res2 := r.check(ctx, harness.PyIceberg, true)
+	t.Logf("Postgres catalog down %s: committed %d before, %d at its end; first commit %s after it was back; restarts %d; %d rows after; lost %d/%d, duplicated %d/%d (DuckDB/PyIceberg)",
+		outage, before, during, resumed.Round(time.Millisecond), restartsOf(st), res.rows, res.lost, res2.lost, res.duplicated, res2.duplicated)
+	if _, err := r.feed.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.f.Stop()
+}
+
+func restartsOf(st harness.ConnectorStatus) int64 {
+	if st.Floe == nil {
+		return 0
+	}
+	return st.Floe.Restarts
+}
+
+// tcpProxy forwards a local port to target; down cuts every connection
+// and refuses new ones, as a stopped server does, until up.
+type tcpProxy struct {
+	t      *testing.T
+	target string
+	addr   string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]bool
+}
+
+func startTCPProxy(t *testing.T, target string) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{t: t, target: target, addr: ln.Addr().String(), conns: map[net.Conn]bool{}}
+	p.serve(ln)
+	t.Cleanup(p.down)
+	return p
+}
+
+func (p *tcpProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+}
+
+func (p *tcpProxy) forward(c net.Conn) {
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	if !p.track(c, s) {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, pair := range [][2]net.Conn{{c, s}, {s, c}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = io.Copy(pair[0], pair[1])
+			_ = pair[0].Close()
+			_ = pair[1].Close()
+		}()
+	}
+	wg.Wait()
+	p.mu.Lock()
+	delete(p.conns, c)
+	delete(p.conns, s)
+	p.mu.Unlock()
+}
+
+// track records both ends, or closes them when the proxy went down.
+func (p *tcpProxy) track(c, s net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln == nil {
+		_, _ = c.Close(), s.Close()
+		return false
+	}
+	p.conns[c], p.conns[s] = true, true
+	return true
+}
+
+func (p *tcpProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		_ = p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *tcpProxy) up() {
+	p.t.Helper()
+	var ln net.Listener
+	var err error
+	for range 50 { // the port was just closed; Linux frees a listener's port at once
+		if ln, err = net.Listen("tcp", p.addr); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
+	}
+	p.serve(ln)
+}
