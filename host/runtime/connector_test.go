@@ -535,12 +535,15 @@ func TestSlowDeadLetterQueueRetriesThenNamesTheReason(t *testing.T) {
 	e.opts.Tuning.ReadPoll = 300 * time.Millisecond
 	e.opts.Tuning.DeadLetterConnectTimeout = 3 * time.Second
 	c := e.start(context.Background())
-	time.Sleep(2 * time.Second)
-	if st := c.Status(); st.Tasks[0].State == StateFailed {
-		t.Fatalf("the task failed while the dead-letter queue was still connecting: %s", st.Tasks[0].Trace)
-	}
-	if n := src.letterTries.Load(); n < 2 {
-		t.Fatalf("the source tried to dead-letter %d times in 2 s, want retries", n)
+	// A failed task reads no more, so the third try means two Reads ended
+	// at their deadline without failing it.
+	var st Status
+	waitFor(t, "dead-letter retries", func() bool {
+		st = c.Status()
+		return st.Tasks[0].State == StateFailed || src.letterTries.Load() >= 3
+	})
+	if st.Tasks[0].State == StateFailed {
+		t.Fatalf("the task failed after %d dead-letter tries, while the queue was still connecting: %s", src.letterTries.Load(), st.Tasks[0].Trace)
 	}
 	waitFor(t, "task FAILED", func() bool { return c.Status().Tasks[0].State == StateFailed })
 	trace := c.Status().Tasks[0].Trace
@@ -773,7 +776,8 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 		waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
 		e.fp.latest(sdk.KindSink).crash("again")
-		time.Sleep(50 * time.Millisecond)
+		// Stop only once the crash was handled, so its goroutines count.
+		waitFor(t, "a second sink", func() bool { return e.fp.starts(sdk.KindSink) >= 2 })
 		if err := c.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
