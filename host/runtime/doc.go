@@ -41,7 +41,8 @@
 // The committer calls Commit in checkpoint order, retrying with a doubling
 // backoff; after Tuning.CommitMaxAttempts failures (10) or
 // Tuning.CommitMaxElapsed (5 min) the connector fails with the reason
-// rather than stop committing silently. After a commit it records the new
+// rather than stop committing silently (the worker's restart policy then
+// restarts it). After a commit it records the new
 // frontier, stores it ([store.OffsetStore]), and passes each task the
 // positions of its partitions for the source's Commit (monitoring only).
 //
