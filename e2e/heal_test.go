@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"sync"
@@ -177,4 +178,64 @@ func (p *tcpProxy) up() {
 		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
 	}
 	p.serve(ln)
+}
+
+// TestStandaloneRestartStartsEachPluginOnce: a restart restores the
+// connector from the data dir and reads the same connector file; that
+// starts it once (no reconfigure 1–6 s later stopping every plugin), and
+// the REST API answers within 2 s of the start.
+func TestStandaloneRestartStartsEachPluginOnce(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres)
+	ctx := harness.Context(t, 4*time.Minute)
+	r := newRig(t, ctx, rigOptions{env: env, partitions: 2, initial: 1000, rate: 200, name: "once"})
+	r.waitCommitted(ctx, 1000)
+
+	r.f.Stop()
+	began := time.Now()
+	r.f.Restart() // returns once GET /health answers
+	answered := time.Since(began)
+	if answered > 2*time.Second {
+		t.Errorf("the REST API answered %s after the start, want ≤ 2 s", answered.Round(time.Millisecond))
+	}
+	r.f.WaitStatus(ctx, r.opts.name, "connector RUNNING", false, harness.ConnectorStatus.Running)
+	first := pluginPIDs(r.f)
+	// The old double start stopped the plugins 1–6 s after the first
+	// start; five commits later every process must still be the first.
+	from := r.committed(ctx)
+	st := r.f.WaitStatus(ctx, r.opts.name, "5 commits after the restart", false, func(s harness.ConnectorStatus) bool {
+		return s.Floe != nil && s.Floe.Commits >= 5
+	})
+	r.waitCommitted(ctx, from+1)
+	if now := pluginPIDs(r.f); !maps.Equal(now, first) {
+		t.Errorf("plugin processes changed after the restart's first start: %v, then %v", first, now)
+	}
+	// One source, partitioner and sink process each.
+	for _, bin := range []string{"floe-plugin-kafka", "floe-plugin-partitioners", "floe-plugin-iceberg"} {
+		n := 0
+		for _, name := range first {
+			if name == bin {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d %s processes run after the restart, want 1 (%v)", n, bin, first)
+		}
+	}
+	t.Logf("restart: REST answered after %s; %d plugin processes, unchanged over %d commits", answered.Round(time.Millisecond), len(first), st.Floe.Commits)
+	if _, err := r.feed.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.f.Stop()
+}
+
+// pluginPIDs maps floe's child plugin processes to their binaries.
+func pluginPIDs(f *harness.Floe) map[int]string {
+	out := map[int]string{}
+	for _, p := range f.Plugins() {
+		if p.PPID == f.PID() {
+			out[p.PID] = p.Name
+		}
+	}
+	return out
 }
