@@ -41,13 +41,13 @@ type healing struct {
 	busy      bool      // a restart is under way
 }
 
-// healLoop applies the restart policy until the worker's life ends.
-func (w *Worker) healLoop() {
+// healLoop applies the restart policy until life (the worker's) ends.
+func (w *Worker) healLoop(life context.Context) {
 	t := time.NewTicker(healTick)
 	defer t.Stop()
 	for {
 		select {
-		case <-w.life.Done():
+		case <-life.Done():
 			return
 		case <-t.C:
 		}
@@ -58,7 +58,7 @@ func (w *Worker) healLoop() {
 		}
 		w.mu.Unlock()
 		for _, c := range conns {
-			w.heal(c, time.Now())
+			w.heal(life, c, time.Now())
 		}
 		w.healPasses.Add(1)
 	}
@@ -66,7 +66,7 @@ func (w *Worker) healLoop() {
 
 // heal looks at one connector: failures get an entry and, when due, a
 // restart; entries whose instance is healthy again are dropped.
-func (w *Worker) heal(c *conn, now time.Time) {
+func (w *Worker) heal(life context.Context, c *conn, now time.Time) {
 	cfg, target, rt, _, _ := c.snapshot()
 	c.mu.Lock()
 	deleted := c.deleted
@@ -145,15 +145,15 @@ func (w *Worker) heal(c *conn, now time.Time) {
 			continue // a request is working on the connector; look again next tick
 		}
 		h.busy = true
-		go w.healRestart(c, rt, id, h, policy)
+		go w.healRestart(life, c, rt, id, h, policy)
 	}
 }
 
 // healRestart restarts one failed instance; c.op is held and is released
 // here. A whole restart keeps the policy's record across the new runtime.
-func (w *Worker) healRestart(c *conn, rt *runtime.Connector, id int, h *healing, policy runtime.RetryPolicy) {
+func (w *Worker) healRestart(life context.Context, c *conn, rt *runtime.Connector, id int, h *healing, policy runtime.RetryPolicy) {
 	defer c.op.unlock()
-	ctx, cancel := context.WithTimeout(w.life, w.restartBound())
+	ctx, cancel := context.WithTimeout(life, w.restartBound())
 	defer cancel()
 	c.mu.Lock()
 	h.attempts++

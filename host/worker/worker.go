@@ -218,7 +218,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	w.mu.Lock()
 	w.ready = true
 	w.mu.Unlock()
-	go w.healLoop()
+	go w.healLoop(life)
 	return w, nil
 }
 
