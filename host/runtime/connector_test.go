@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -423,21 +424,23 @@ func TestPauseAndResume(t *testing.T) {
 	e := newEnv(t, src, nil)
 	e.opts.Paused = true
 	c := e.start(context.Background())
-	time.Sleep(100 * time.Millisecond)
-	st := c.Status()
-	if st.State != StatePaused || src.reads.Load() != 0 {
-		t.Fatalf("paused connector: state %s, %d reads", st.State, src.reads.Load())
-	}
 	waitFor(t, "tasks PAUSED", func() bool {
 		st := c.Status()
 		return st.Tasks[0].State == StatePaused && st.Tasks[1].State == StatePaused
 	})
+	pausedLoops(t, c, src, 3)
+	if st := c.Status(); st.State != StatePaused || src.reads.Load() != 0 {
+		t.Fatalf("paused connector: state %s, %d reads", st.State, src.reads.Load())
+	}
 	c.Resume()
 	waitFor(t, "reads", func() bool { return src.reads.Load() > 5 })
 	c.Pause()
-	time.Sleep(50 * time.Millisecond) // let a read in progress end
+	waitFor(t, "tasks PAUSED: the Reads under way returned", func() bool {
+		st := c.Status()
+		return st.Tasks[0].State == StatePaused && st.Tasks[1].State == StatePaused
+	})
 	n := src.reads.Load()
-	time.Sleep(100 * time.Millisecond)
+	pausedLoops(t, c, src, 3)
 	if got := src.reads.Load(); got != n {
 		t.Fatalf("reads went on while paused: %d -> %d", n, got)
 	}
@@ -459,8 +462,7 @@ func TestPausedOnlyOnceReadsReturned(t *testing.T) {
 	e.opts.Tuning.ReadPoll = time.Minute
 	c := e.start(context.Background())
 	waitFor(t, "both tasks inside a Read", func() bool { return src.inRead.Load() == 2 })
-	c.Pause()
-	time.Sleep(50 * time.Millisecond)
+	c.Pause() // it settles the states before it returns
 	st := c.Status()
 	if st.State == StatePaused || st.Tasks[0].State == StatePaused || st.Tasks[1].State == StatePaused {
 		t.Fatalf("PAUSED while the Reads are under way: connector %s, tasks %s %s", st.State, st.Tasks[0].State, st.Tasks[1].State)
@@ -474,7 +476,7 @@ func TestPausedOnlyOnceReadsReturned(t *testing.T) {
 	if in == 0 {
 		t.Fatal("the Reads under way at the pause delivered nothing")
 	}
-	time.Sleep(100 * time.Millisecond)
+	pausedLoops(t, c, src, 3)
 	if st := c.Status(); st.Progress.RecordsIn != in || src.reads.Load() != reads {
 		t.Fatalf("read on after PAUSED: records %d -> %d, reads %d -> %d", in, st.Progress.RecordsIn, reads, src.reads.Load())
 	}
@@ -482,6 +484,33 @@ func TestPausedOnlyOnceReadsReturned(t *testing.T) {
 	waitFor(t, "reading after resume", func() bool { return src.reads.Load() > reads })
 	if st := c.Status(); st.State != StateRunning {
 		t.Fatalf("after resume: %s", st.State)
+	}
+}
+
+// pausedLoops wakes every task's read loop n times while paused and waits
+// until each wake was seen: an acknowledgement wakes the loop, which
+// delivers it to the source's Commit and must then wait again rather than
+// read. So a check after it had n chances per task to catch a read.
+func pausedLoops(t *testing.T, c *Connector, src *fakeSourceCfg, n int) {
+	t.Helper()
+	c.mu.Lock()
+	s := c.sess
+	c.mu.Unlock()
+	if s == nil {
+		t.Fatal("no session")
+	}
+	s.runnersMu.Lock()
+	runners := slices.Clone(s.runners)
+	s.runnersMu.Unlock()
+	for range n {
+		for _, r := range runners {
+			if r == nil {
+				t.Fatal("a task has no runner")
+			}
+			before := src.acks.Load()
+			r.acknowledge(map[string]int64{"wake-probe": 0})
+			waitFor(t, "the paused loop to take the acknowledgement", func() bool { return src.acks.Load() > before })
+		}
 	}
 }
 

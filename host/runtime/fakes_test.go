@@ -180,6 +180,7 @@ type fakeSourceCfg struct {
 	opens   atomic.Int64
 	mu      sync.Mutex
 	commits map[string]int64 // source.Commit positions seen
+	acks    atomic.Int64     // source.Commit calls that got through
 	hosts   []client.SourceHost
 	revoke  func(client.SourceHost) // called once from a Read, if set
 	// hold, when set, keeps every Read waiting until it is closed (or the
@@ -331,6 +332,7 @@ func (s *fakeSource) Commit(ctx context.Context, positions map[string]int64) err
 		s.cfg.commits = map[string]int64{}
 	}
 	maps.Copy(s.cfg.commits, positions)
+	s.cfg.acks.Add(1)
 	return nil
 }
 
