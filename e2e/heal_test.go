@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
 	"github.com/floehq/floe/e2e/harness"
 )
 
@@ -238,4 +240,63 @@ func pluginPIDs(f *harness.Floe) map[int]string {
 		}
 	}
 	return out
+}
+
+// TestSigtermDuringRebalance: SIGTERM while a new member joins the
+// source's consumer group (a rebalance under way). The final offset
+// commit to the group may hang until the generation expires (45 s, the
+// session timeout); floe must not wait for it, since the table already
+// holds the truth: it exits well within task.shutdown.graceful.timeout.ms,
+// and a restart finds every record once.
+func TestSigtermDuringRebalance(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers)
+	ctx := harness.Context(t, 5*time.Minute)
+	r := newRig(t, ctx, rigOptions{env: env, partitions: 4, initial: 3000, rate: 300, name: "rebalance",
+		// librdkafka's defaults: a hung group commit would last 45 s.
+		extra: map[string]string{"kafka.session.timeout.ms": "45000", "kafka.heartbeat.interval.ms": "3000"}})
+	r.waitCommitted(ctx, 3000)
+
+	joiner, err := ckafka.NewConsumer(&ckafka.ConfigMap{
+		"bootstrap.servers": env.KafkaBootstrap, "group.id": "connect-" + r.opts.name, "broker.address.family": "v4",
+		"partition.assignment.strategy": "cooperative-sticky", "enable.auto.commit": false,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := joiner.Subscribe(r.topic, nil); err != nil {
+		t.Fatal(err)
+	}
+	stop, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				joiner.Poll(50)
+			}
+		}
+	}()
+	time.Sleep(700 * time.Millisecond) // the join is under way: floe's members are asked to rejoin
+	began := time.Now()
+	r.f.Stop()
+	exited := time.Since(began)
+	close(stop)
+	<-polled
+	_ = joiner.Close()
+	if exited > 15*time.Second {
+		t.Errorf("floe took %s to exit after SIGTERM during a rebalance, want ≤ 15 s", exited.Round(time.Millisecond))
+	}
+
+	r.f.Restart()
+	r.f.WaitStatus(ctx, r.opts.name, "connector RUNNING", false, harness.ConnectorStatus.Running)
+	res := r.check(ctx, harness.PyIceberg, true)
+	t.Logf("SIGTERM during a rebalance: exited after %s; %d rows after the restart, lost %d, duplicated %d",
+		exited.Round(time.Millisecond), res.rows, res.lost, res.duplicated)
+	if _, err := r.feed.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.f.Stop()
 }
