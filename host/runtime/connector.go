@@ -173,6 +173,9 @@ func (c *Connector) Stop(ctx context.Context) error {
 // lifetime ctx or by a failure that ends it (see Err).
 func (c *Connector) Done() <-chan struct{} { return c.done }
 
+// RetryPolicy is the restart policy its config sets (the worker applies it).
+func (c *Connector) RetryPolicy() RetryPolicy { return c.settings.Retry }
+
 // Err returns why the connector ended, after Done is closed: nil for a
 // clean stop.
 func (c *Connector) Err() error {

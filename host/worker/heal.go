@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -67,7 +68,7 @@ func (w *Worker) healLoop(life context.Context) {
 // heal looks at one connector: failures get an entry and, when due, a
 // restart; entries whose instance is healthy again are dropped.
 func (w *Worker) heal(life context.Context, c *conn, now time.Time) {
-	cfg, target, rt, _, _ := c.snapshot()
+	_, target, rt, _, _ := c.snapshot()
 	c.mu.Lock()
 	deleted := c.deleted
 	if rt != c.healRT && !c.healBusy() {
@@ -101,7 +102,7 @@ func (w *Worker) heal(life context.Context, c *conn, now time.Time) {
 	if len(failed) == 0 && len(c.heal) == 0 {
 		return
 	}
-	policy := w.retryPolicy(cfg)
+	policy := rt.RetryPolicy()
 	for id, h := range c.heal {
 		if _, still := failed[id]; still || h.busy {
 			continue
@@ -167,11 +168,10 @@ func (w *Worker) healRestart(life context.Context, c *conn, rt *runtime.Connecto
 	case !current:
 		// Another operation replaced the runtime meanwhile.
 	case id == connectorInstance:
-		if err = w.stopLocked(ctx, c); err != nil {
-			w.logger.Warn("restart: the stop of the failed connector was cut short", "connector", c.name, "error", err)
+		if e := w.stopLocked(ctx, c); e != nil {
+			w.logger.Warn("restart: the stop of the failed connector was cut short", "connector", c.name, "error", e)
 		}
 		w.startLocked(c)
-		err = nil
 	default:
 		err = rt.RestartTask(ctx, id)
 	}
@@ -200,16 +200,6 @@ func (w *Worker) healRestart(life context.Context, c *conn, rt *runtime.Connecto
 // connecting to Kafka, a sink to its catalog).
 func healthyAfter(p runtime.RetryPolicy) time.Duration {
 	return max(2*p.Max, time.Minute)
-}
-
-// retryPolicy reads the connector's restart policy; a config that no
-// longer parses gets the defaults (its runtime reported that already).
-func (w *Worker) retryPolicy(cfg map[string]string) runtime.RetryPolicy {
-	set, err := runtime.ParseSettings("", w.effective(cfg))
-	if err != nil {
-		return runtime.RetryPolicy{Timeout: runtime.DefaultRetryTimeout, First: runtime.DefaultRetryDelayFirst, Max: runtime.DefaultRetryDelayMax}
-	}
-	return set.Retry
 }
 
 // retryDelay is the wait before restart attempt n (from 1): the first
@@ -265,12 +255,7 @@ func (w *Worker) healStatus(c *conn, st ConnectorStatus) ConnectorStatus {
 	if len(c.heal) == 0 {
 		return st
 	}
-	ids := make([]int, 0, len(c.heal))
-	for id := range c.heal {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(c.heal)) {
 		h := c.heal[id]
 		if h.trace == "" {
 			continue

@@ -52,6 +52,13 @@ func statusOf(t *testing.T, w *Worker, name string) ConnectorStatus {
 	return st
 }
 
+// waitHealPasses returns once the restart policy made n more passes.
+func waitHealPasses(w *Worker, n int64) {
+	for seen := w.healPasses.Load(); w.healPasses.Load() < seen+n; {
+		time.Sleep(healTick / 4)
+	}
+}
+
 // TestFailedTaskRestartsByItself: a task that fails with a transient
 // error is restarted by the policy, its trace says when, and once the
 // cause is gone it runs again with no human and the restarts counted.
@@ -131,6 +138,9 @@ func TestPermanentFailureWaitsForAHuman(t *testing.T) {
 		st := statusOf(t, w, "c")
 		return st.Floe != nil && len(st.Floe.Healing) == 1 && st.Floe.Healing[0].Permanent
 	})
+	// Three more passes, each later than the 20 ms first delay: a
+	// restart would have come.
+	waitHealPasses(w, 3)
 	st := statusOf(t, w, "c")
 	if st.Floe.Restarts != 0 || !st.Floe.Healing[0].NextAttempt.IsZero() {
 		t.Fatalf("a permanent failure was restarted or scheduled: %+v", st.Floe)
@@ -169,9 +179,7 @@ func TestRestartsGiveUpAfterTheRetryTimeout(t *testing.T) {
 	})
 	// The policy looks at every connector each pass: three passes saw
 	// the failure and must have left it be.
-	for seen := w.healPasses.Load(); w.healPasses.Load() < seen+3; {
-		time.Sleep(healTick / 4)
-	}
+	waitHealPasses(w, 3)
 	if st := statusOf(t, w, "off"); st.Floe.Restarts != 0 || len(st.Floe.Healing) != 0 {
 		t.Fatalf("errors.retry.timeout=0 restarted: %+v", st.Floe)
 	}
