@@ -39,6 +39,7 @@ const (
 	KeyOAuthBearerSecret    = "kafka.sasl.oauthbearer.client.secret"
 	KeyConsumerGroupID      = "consumer.group.id"
 	KeyAutoOffsetReset      = "consumer.auto.offset.reset"
+	KeyStaticMembership     = "consumer.static.membership"
 	KeyRegistryURL          = "schema.registry.url"
 	KeyRegistryUserInfo     = "schema.registry.basic.auth.user.info"
 	KeyRegistryCALocation   = "schema.registry.ssl.ca.location"
@@ -88,6 +89,7 @@ const (
 // commits. The value says which key to use instead, if any.
 var managedKafkaKeys = map[string]string{
 	"group.id":                        KeyConsumerGroupID,
+	"group.instance.id":               KeyStaticMembership,
 	"auto.offset.reset":               KeyAutoOffsetReset,
 	"enable.auto.commit":              "",
 	"enable.auto.offset.store":        "",
@@ -115,7 +117,7 @@ func spec() sdk.Spec {
 		sdk.String(KeyBootstrapServers).Require().InGroup(gKafka).Rank(sdk.High).WithExample("broker1:9092,broker2:9092").
 			Describe("Kafka brokers to bootstrap from, host:port, comma separated."),
 		sdk.Prefix(KeyKafkaPrefix).InGroup(gKafka).WithExample("kafka.fetch.max.bytes").
-			Describe("Any librdkafka consumer setting, prefixed with \"kafka.\" (see librdkafka's CONFIGURATION.md). The plugin sets group.id (consumer.group.id), auto.offset.reset (consumer.auto.offset.reset), enable.auto.commit and enable.auto.offset.store itself; it also defaults partition.assignment.strategy to cooperative-sticky, client.id to floe-<connector>-<task> and queued.max.messages.kbytes to half of buffer.max.bytes."),
+			Describe("Any librdkafka consumer setting, prefixed with \"kafka.\" (see librdkafka's CONFIGURATION.md). The plugin sets group.id (consumer.group.id), auto.offset.reset (consumer.auto.offset.reset), enable.auto.commit and enable.auto.offset.store itself; it also defaults partition.assignment.strategy to cooperative-sticky, client.id to floe-<connector>-<task>, session.timeout.ms to 10000, reconnect.backoff.max.ms to 1000 and queued.max.messages.kbytes to half of buffer.max.bytes; group.instance.id follows consumer.static.membership."),
 		sdk.String(KeySecurityProtocol).InGroup(gKafka).OneOf("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", "plaintext", "ssl", "sasl_plaintext", "sasl_ssl").
 			Describe("Protocol to talk to brokers: PLAINTEXT (default), SSL, SASL_PLAINTEXT or SASL_SSL."),
 		sdk.String(KeySASLMechanisms).InGroup(gKafka).WithExample("SCRAM-SHA-256").
@@ -141,6 +143,8 @@ func spec() sdk.Spec {
 
 		sdk.String(KeyConsumerGroupID).InGroup(gKafka).Rank(sdk.High).
 			Describe("Consumer group of the connector's tasks. Default: connect-<connector name>, as Kafka Connect names its sink connectors' groups, so Connect tooling finds it. floe commits the group's offsets after each checkpoint, for monitoring; the Iceberg table holds the truth."),
+		sdk.Bool(KeyStaticMembership).Default("true").InGroup(gKafka).
+			Describe("Each task joins the group as a static member (group.instance.id floe-<connector>-<task>, KIP-345), so a task restarted after a crash, a kill -9 or a move to another worker takes its partitions back at once instead of waiting for the old member's session timeout and a rebalance. A static member does not leave the group when it closes: when tasks.max shrinks, the removed tasks' partitions move after kafka.session.timeout.ms (10 s by default here). false: dynamic members, which leave on close and are replaced after the session timeout when they crash."),
 		sdk.String(KeyAutoOffsetReset).Default("earliest").OneOf("earliest", "latest").InGroup(gKafka).
 			Describe("Where a partition starts when neither floe (the sink's committed positions) nor the consumer group has a position for it: earliest or latest."),
 
@@ -221,6 +225,7 @@ type settings struct {
 	topics      []string
 	topicsRegex string // librdkafka subscription pattern ("^…$"), or ""
 	groupID     string
+	static      bool   // static group membership (group.instance.id)
 	autoReset   string // "earliest" or "latest"
 	kafka       ckafka.ConfigMap
 
@@ -258,6 +263,7 @@ func readSettings(cfg sdk.Config, connector string, task int) (settings, error) 
 	s := settings{
 		topics:     cfg.List(KeyTopics),
 		groupID:    strings.TrimSpace(cfg.String(KeyConsumerGroupID)),
+		static:     r.Bool(KeyStaticMembership),
 		autoReset:  cfg.String(KeyAutoOffsetReset),
 		keyFormat:  cfg.String(KeyKeyFormat),
 		batchSize:  r.Int(KeyBatchSize),
@@ -360,10 +366,21 @@ func kafkaConfig(cfg sdk.Config, s settings, connector string, task int) (ckafka
 			km[k] = v
 		}
 	}
-	setDefault("client.id", fmt.Sprintf("floe-%s-%d", connector, task))
+	member := fmt.Sprintf("floe-%s-%d", connector, task)
+	setDefault("client.id", member)
+	if s.static {
+		km["group.instance.id"] = member
+	}
+	// A broker that comes back is found within a second, not after
+	// librdkafka's 10 s backoff ceiling.
+	setDefault("reconnect.backoff.max.ms", 1000)
 	if proto, _ := km["group.protocol"].(string); !strings.EqualFold(proto, "consumer") {
-		// KIP-848's protocol assigns on the broker and refuses the setting.
+		// KIP-848's protocol assigns on the broker and refuses these.
 		setDefault("partition.assignment.strategy", "cooperative-sticky")
+		// A member that crashed without a restart (a worker gone for
+		// good, a shrunk tasks.max with static members) hands its
+		// partitions on after this, not librdkafka's 45 s.
+		setDefault("session.timeout.ms", 10000)
 	}
 	// librdkafka's own prefetch queue (64 MiB by default) comes on top of
 	// the task's buffer; keep it in proportion.

@@ -37,6 +37,9 @@ func TestSettingsDefaults(t *testing.T) {
 		"enable.auto.offset.store":      false,
 		"auto.offset.reset":             "earliest",
 		"client.id":                     "floe-orders-to-iceberg-2",
+		"group.instance.id":             "floe-orders-to-iceberg-2",
+		"session.timeout.ms":            10000,
+		"reconnect.backoff.max.ms":      1000,
 		"queued.max.messages.kbytes":    32768,
 	}
 	for k, v := range want {
@@ -63,6 +66,7 @@ func TestSettingsErrors(t *testing.T) {
 		{"blank bootstrap", func(c map[string]string) { c[KeyBootstrapServers] = " " }, KeyBootstrapServers, []string{KeyBootstrapServers, "host:port"}},
 		{"no registry", func(c map[string]string) { delete(c, KeyRegistryURL) }, KeyRegistryURL, []string{KeyRegistryURL}},
 		{"managed group id", func(c map[string]string) { c["kafka.group.id"] = "x" }, "kafka.group.id", []string{"kafka.group.id", KeyConsumerGroupID}},
+		{"managed instance id", func(c map[string]string) { c["kafka.group.instance.id"] = "x" }, "kafka.group.instance.id", []string{"kafka.group.instance.id", KeyStaticMembership}},
 		{"managed auto commit", func(c map[string]string) { c["kafka.enable.auto.commit"] = "true" }, "kafka.enable.auto.commit", []string{"kafka.enable.auto.commit", "remove it"}},
 		{"eager assignor", func(c map[string]string) { c["kafka.partition.assignment.strategy"] = "range" }, "kafka.partition.assignment.strategy", []string{"kafka.partition.assignment.strategy", "cooperative-sticky"}},
 		{"bad reset", func(c map[string]string) { c[KeyAutoOffsetReset] = "none" }, KeyAutoOffsetReset, []string{KeyAutoOffsetReset}},
@@ -149,6 +153,23 @@ func TestSettingsPassThrough(t *testing.T) {
 	}
 	if s.registry.Username != "reg" || s.registry.Password != "secret:with:colons" || s.registry.CAFile != "/etc/ca.pem" {
 		t.Errorf("registry config %+v", s.registry)
+	}
+}
+
+// Without static membership no group.instance.id is set; under KIP-848's
+// protocol the session timeout is the broker's, so none is set either.
+func TestDynamicMembership(t *testing.T) {
+	cfg := minimalConfig()
+	cfg[KeyStaticMembership] = "false"
+	cfg["kafka.group.protocol"] = "consumer"
+	s, err := parseSettings(sdk.NewConfig(cfg), "c", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"group.instance.id", "session.timeout.ms", "partition.assignment.strategy"} {
+		if v, ok := s.kafka[k]; ok {
+			t.Errorf("librdkafka %s = %v, want it unset", k, v)
+		}
 	}
 }
 

@@ -29,8 +29,20 @@
 // none was); the host checkpoints until those are committed before it
 // answers, and only then is the partition unassigned, so the next owner
 // starts exactly there. A batch being formed while its partition is
-// revoked is dropped, not handed on. Close leaves the group without asking
-// the host: it closes tasks after its own final checkpoint.
+// revoked is dropped, not handed on. Close does not ask the host: it
+// closes tasks after its own final checkpoint.
+//
+// # Static membership
+//
+// Each task is a static member of the group (consumer.static.membership,
+// on by default; group.instance.id floe-<connector>-<task>, KIP-345). A
+// task that comes back after a crash, a kill -9 of its process or of the
+// host, or a move to another worker rejoins under the same id and gets
+// its partitions back at once: no rebalance, no wait for the old member's
+// session timeout. A static member does not leave the group when it
+// closes, so partitions of a task that does not come back (tasks.max
+// lowered, a connector deleted while another group member reads on) move
+// after session.timeout.ms, which the plugin lowers to 10 s.
 //
 // A record below its partition's start position (a topic deleted and
 // recreated, a truncated log) fails the task: its offsets no longer match
