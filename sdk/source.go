@@ -81,10 +81,24 @@ type DeadLetter struct {
 	Offset    int64
 	// TimestampMs is the record's timestamp in Unix milliseconds.
 	TimestampMs int64
-	Key         []byte
-	Value       []byte
-	Headers     map[string][]byte
+	// Key and Value are nil for a null key or value; an empty one is a
+	// non-nil empty slice, and reaches the dead-letter queue as empty.
+	Key   []byte
+	Value []byte
+	// HeaderList is the record's headers as Kafka holds them: in order,
+	// repeated names kept, a nil Value for a null header. When set it is
+	// used and Headers is ignored.
+	HeaderList []Header
+	// Headers is the older form, one value per name in no order; sources
+	// written before HeaderList set it.
+	Headers map[string][]byte
 	// Stage names where it failed: "deserialize", "convert", "schema".
 	Stage  string
 	Reason string
+}
+
+// Header is one record header. A nil Value is a null header.
+type Header struct {
+	Key   string
+	Value []byte
 }

@@ -129,6 +129,15 @@ func deadLettersToProto(in []DeadLetter) []*pb.DeadLetter {
 			Partition: d.Partition, Offset: d.Offset, TimestampMs: d.TimestampMs,
 			Key: d.Key, Value: d.Value, Headers: d.Headers, Stage: d.Stage, Reason: d.Reason,
 		}
+		if len(d.HeaderList) > 0 {
+			out[i].HeaderList = make([]*pb.Header, len(d.HeaderList))
+			// Hosts older than header_list read the map: last value wins.
+			out[i].Headers = make(map[string][]byte, len(d.HeaderList))
+			for j, h := range d.HeaderList {
+				out[i].HeaderList[j] = &pb.Header{Key: h.Key, Value: h.Value}
+				out[i].Headers[h.Key] = h.Value
+			}
+		}
 	}
 	return out
 }

@@ -50,6 +50,9 @@ type Record struct {
 	// Value is the message value; nil is a tombstone.
 	Value   []byte
 	Headers map[string]string
+	// HeaderList are headers in order, repeats kept, a nil Value for a
+	// null header; they follow Headers.
+	HeaderList []Header
 }
 
 // Produce writes records to topic, each to its Partition, and waits until
@@ -61,6 +64,9 @@ func Produce(ctx context.Context, env Env, topic string, records iter.Seq[Record
 			kr := kafkatest.Record{Partition: r.Partition, Key: r.Key, Value: r.Value}
 			for k, v := range r.Headers {
 				kr.Headers = append(kr.Headers, ckafka.Header{Key: k, Value: []byte(v)})
+			}
+			for _, h := range r.HeaderList {
+				kr.Headers = append(kr.Headers, ckafka.Header{Key: h.Key, Value: h.Value})
 			}
 			if !yield(kr) {
 				return

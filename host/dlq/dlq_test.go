@@ -92,6 +92,26 @@ func TestMessageKeepsRecordAndHeaders(t *testing.T) {
 	}
 }
 
+// The record's own header list goes out as it came: order, repeats,
+// null and empty values, before Connect's headers.
+func TestMessageKeepsHeaderList(t *testing.T) {
+	r := sdk.DeadLetter{Partition: "t/0", Key: []byte{}, HeaderList: []sdk.Header{
+		{Key: "t", Value: []byte("b")}, {Key: "t", Value: []byte("a")}, {Key: "n"}, {Key: "e", Value: []byte{}}}}
+	m := message("dlq", Origin{}, r, true)
+	if m.Key == nil || m.Value != nil {
+		t.Errorf("key %v value %v, want empty and null", m.Key, m.Value)
+	}
+	for i, h := range r.HeaderList {
+		got := m.Headers[i]
+		if got.Key != h.Key || (got.Value == nil) != (h.Value == nil) || string(got.Value) != string(h.Value) {
+			t.Errorf("header %d = %q %v, want %q %v", i, got.Key, got.Value, h.Key, h.Value)
+		}
+	}
+	if m.Headers[4].Key != HeaderTopic {
+		t.Errorf("header 4 is %q, want Connect's %s after the record's own", m.Headers[4].Key, HeaderTopic)
+	}
+}
+
 func TestSplitPartition(t *testing.T) {
 	for _, c := range []struct {
 		in    string

@@ -70,8 +70,8 @@ func ContextHeaders(o Origin, r sdk.DeadLetter) []kafka.Header {
 }
 
 // message builds the dead-letter message for one record: its key, value
-// and own headers (sorted by name, for stable output), then the context
-// headers when enabled.
+// and own headers (as the record held them; the older map form sorted by
+// name, for stable output), then the context headers when enabled.
 func message(topic string, o Origin, r sdk.DeadLetter, withContext bool) *kafka.Message {
 	m := &kafka.Message{
 		TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
@@ -82,13 +82,20 @@ func message(topic string, o Origin, r sdk.DeadLetter, withContext bool) *kafka.
 		m.Timestamp = msTime(r.TimestampMs)
 		m.TimestampType = kafka.TimestampCreateTime
 	}
-	keys := make([]string, 0, len(r.Headers))
-	for k := range r.Headers {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		m.Headers = append(m.Headers, kafka.Header{Key: k, Value: r.Headers[k]})
+	if len(r.HeaderList) > 0 {
+		m.Headers = make([]kafka.Header, len(r.HeaderList))
+		for i, h := range r.HeaderList {
+			m.Headers[i] = kafka.Header{Key: h.Key, Value: h.Value}
+		}
+	} else {
+		keys := make([]string, 0, len(r.Headers))
+		for k := range r.Headers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			m.Headers = append(m.Headers, kafka.Header{Key: k, Value: r.Headers[k]})
+		}
 	}
 	if withContext {
 		m.Headers = append(m.Headers, ContextHeaders(o, r)...)

@@ -37,11 +37,11 @@ func quoteKey(key []byte) string {
 // read (key, value with its Confluent header, headers, timestamp), the
 // stage and a reason naming topic, partition and offset.
 func deadLetter(p *partition, r *record, stage, cause string) sdk.DeadLetter {
-	var headers map[string][]byte
+	var headers []sdk.Header
 	if len(r.headers) > 0 {
-		headers = make(map[string][]byte, len(r.headers))
-		for _, h := range r.headers {
-			headers[h.Key] = h.Value
+		headers = make([]sdk.Header, len(r.headers))
+		for i, h := range r.headers {
+			headers[i] = sdk.Header{Key: h.Key, Value: h.Value}
 		}
 	}
 	ts := r.tsMs
@@ -54,7 +54,7 @@ func deadLetter(p *partition, r *record, stage, cause string) sdk.DeadLetter {
 		TimestampMs: ts,
 		Key:         r.key,
 		Value:       r.value,
-		Headers:     headers,
+		HeaderList:  headers,
 		Stage:       stage,
 		Reason:      recordRef(p, r) + ": " + cause,
 	}

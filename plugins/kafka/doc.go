@@ -112,7 +112,9 @@
 // # Bad records
 //
 // Records that cannot be read go to SourceHost.DeadLetter, with the key,
-// value, headers and timestamp as read, and count in their batch's
+// value, headers and timestamp as read (headers in order with repeats, a
+// null key, value or header value apart from an empty one, so the
+// dead-letter topic gets the record byte for byte), and count in their batch's
 // Skipped, so the chain stays contiguous. Stages and causes:
 //
 //   - deserialize: a null value (a tombstone, with

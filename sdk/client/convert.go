@@ -110,6 +110,13 @@ func deadLettersFromProto(in []*pb.DeadLetter) []sdk.DeadLetter {
 			Key: d.GetKey(), Value: d.GetValue(), Headers: d.GetHeaders(),
 			Stage: d.GetStage(), Reason: d.GetReason(),
 		}
+		if list := d.GetHeaderList(); len(list) > 0 {
+			out[i].HeaderList = make([]sdk.Header, len(list))
+			for j, h := range list {
+				out[i].HeaderList[j] = sdk.Header{Key: h.GetKey(), Value: h.GetValue()}
+			}
+			out[i].Headers = nil
+		}
 	}
 	return out
 }

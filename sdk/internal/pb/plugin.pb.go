@@ -1511,12 +1511,19 @@ type DeadLetter struct {
 	Partition   string                 `protobuf:"bytes,1,opt,name=partition,proto3" json:"partition,omitempty"`
 	Offset      int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
 	TimestampMs int64                  `protobuf:"varint,3,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"`
-	Key         []byte                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
-	Value       []byte                 `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
-	Headers     map[string][]byte      `protobuf:"bytes,6,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// key and value are absent for null and present, maybe empty, otherwise.
+	Key   []byte `protobuf:"bytes,4,opt,name=key,proto3,oneof" json:"key,omitempty"`
+	Value []byte `protobuf:"bytes,5,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	// headers is the old map form: one value per name, no order, no null.
+	// A source that sets header_list sets this too, for older hosts.
+	Headers map[string][]byte `protobuf:"bytes,6,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// stage is where it failed: "deserialize", "convert", "schema", ...
-	Stage         string `protobuf:"bytes,7,opt,name=stage,proto3" json:"stage,omitempty"`
-	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	Stage  string `protobuf:"bytes,7,opt,name=stage,proto3" json:"stage,omitempty"`
+	Reason string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	// header_list is the record's headers as Kafka holds them: in order,
+	// repeated names kept, a null value apart from an empty one. When set
+	// it wins over headers.
+	HeaderList    []*Header `protobuf:"bytes,9,rep,name=header_list,json=headerList,proto3" json:"header_list,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1607,6 +1614,66 @@ func (x *DeadLetter) GetReason() string {
 	return ""
 }
 
+func (x *DeadLetter) GetHeaderList() []*Header {
+	if x != nil {
+		return x.HeaderList
+	}
+	return nil
+}
+
+type Header struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// value is absent for a null header.
+	Value         []byte `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Header) Reset() {
+	*x = Header{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Header) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Header) ProtoMessage() {}
+
+func (x *Header) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Header.ProtoReflect.Descriptor instead.
+func (*Header) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Header) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Header) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
 type DeadLetterRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Records       []*DeadLetter          `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
@@ -1616,7 +1683,7 @@ type DeadLetterRequest struct {
 
 func (x *DeadLetterRequest) Reset() {
 	*x = DeadLetterRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1628,7 +1695,7 @@ func (x *DeadLetterRequest) String() string {
 func (*DeadLetterRequest) ProtoMessage() {}
 
 func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1641,7 +1708,7 @@ func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterRequest.ProtoReflect.Descriptor instead.
 func (*DeadLetterRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeadLetterRequest) GetRecords() []*DeadLetter {
@@ -1664,7 +1731,7 @@ type DeadLetterResponse struct {
 
 func (x *DeadLetterResponse) Reset() {
 	*x = DeadLetterResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1743,7 @@ func (x *DeadLetterResponse) String() string {
 func (*DeadLetterResponse) ProtoMessage() {}
 
 func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1756,7 @@ func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterResponse.ProtoReflect.Descriptor instead.
 func (*DeadLetterResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeadLetterResponse) GetFail() bool {
@@ -1718,7 +1785,7 @@ type PartitionerOpenRequest struct {
 
 func (x *PartitionerOpenRequest) Reset() {
 	*x = PartitionerOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1797,7 @@ func (x *PartitionerOpenRequest) String() string {
 func (*PartitionerOpenRequest) ProtoMessage() {}
 
 func (x *PartitionerOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1810,7 @@ func (x *PartitionerOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionerOpenRequest.ProtoReflect.Descriptor instead.
 func (*PartitionerOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PartitionerOpenRequest) GetComponent() string {
@@ -1783,7 +1850,7 @@ type PartitionerOpenResponse struct {
 
 func (x *PartitionerOpenResponse) Reset() {
 	*x = PartitionerOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1862,7 @@ func (x *PartitionerOpenResponse) String() string {
 func (*PartitionerOpenResponse) ProtoMessage() {}
 
 func (x *PartitionerOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1875,7 @@ func (x *PartitionerOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionerOpenResponse.ProtoReflect.Descriptor instead.
 func (*PartitionerOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PartitionerOpenResponse) GetHandle() uint64 {
@@ -1828,7 +1895,7 @@ type PartitionRequest struct {
 
 func (x *PartitionRequest) Reset() {
 	*x = PartitionRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1907,7 @@ func (x *PartitionRequest) String() string {
 func (*PartitionRequest) ProtoMessage() {}
 
 func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1920,7 @@ func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionRequest.ProtoReflect.Descriptor instead.
 func (*PartitionRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PartitionRequest) GetHandle() uint64 {
@@ -1882,7 +1949,7 @@ type PartitionResponse struct {
 
 func (x *PartitionResponse) Reset() {
 	*x = PartitionResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +1961,7 @@ func (x *PartitionResponse) String() string {
 func (*PartitionResponse) ProtoMessage() {}
 
 func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +1974,7 @@ func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionResponse.ProtoReflect.Descriptor instead.
 func (*PartitionResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PartitionResponse) GetWriters() []uint32 {
@@ -1939,7 +2006,7 @@ type SinkOpenRequest struct {
 
 func (x *SinkOpenRequest) Reset() {
 	*x = SinkOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2018,7 @@ func (x *SinkOpenRequest) String() string {
 func (*SinkOpenRequest) ProtoMessage() {}
 
 func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2031,7 @@ func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenRequest.ProtoReflect.Descriptor instead.
 func (*SinkOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SinkOpenRequest) GetComponent() string {
@@ -2020,7 +2087,7 @@ type OffsetsReset struct {
 
 func (x *OffsetsReset) Reset() {
 	*x = OffsetsReset{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2099,7 @@ func (x *OffsetsReset) String() string {
 func (*OffsetsReset) ProtoMessage() {}
 
 func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2112,7 @@ func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsReset.ProtoReflect.Descriptor instead.
 func (*OffsetsReset) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *OffsetsReset) GetPositions() map[string]int64 {
@@ -2071,7 +2138,7 @@ type SinkOpenResponse struct {
 
 func (x *SinkOpenResponse) Reset() {
 	*x = SinkOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +2150,7 @@ func (x *SinkOpenResponse) String() string {
 func (*SinkOpenResponse) ProtoMessage() {}
 
 func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,7 +2163,7 @@ func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenResponse.ProtoReflect.Descriptor instead.
 func (*SinkOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SinkOpenResponse) GetHandle() uint64 {
@@ -2115,7 +2182,7 @@ type FrontierRequest struct {
 
 func (x *FrontierRequest) Reset() {
 	*x = FrontierRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2194,7 @@ func (x *FrontierRequest) String() string {
 func (*FrontierRequest) ProtoMessage() {}
 
 func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2207,7 @@ func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierRequest.ProtoReflect.Descriptor instead.
 func (*FrontierRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FrontierRequest) GetHandle() uint64 {
@@ -2161,7 +2228,7 @@ type FrontierResponse struct {
 
 func (x *FrontierResponse) Reset() {
 	*x = FrontierResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2240,7 @@ func (x *FrontierResponse) String() string {
 func (*FrontierResponse) ProtoMessage() {}
 
 func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2253,7 @@ func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierResponse.ProtoReflect.Descriptor instead.
 func (*FrontierResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FrontierResponse) GetPositions() map[string]int64 {
@@ -2213,7 +2280,7 @@ type PrepareSchemaRequest struct {
 
 func (x *PrepareSchemaRequest) Reset() {
 	*x = PrepareSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2292,7 @@ func (x *PrepareSchemaRequest) String() string {
 func (*PrepareSchemaRequest) ProtoMessage() {}
 
 func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2305,7 @@ func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaRequest.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PrepareSchemaRequest) GetHandle() uint64 {
@@ -2267,7 +2334,7 @@ type PrepareSchemaResponse struct {
 
 func (x *PrepareSchemaResponse) Reset() {
 	*x = PrepareSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2346,7 @@ func (x *PrepareSchemaResponse) String() string {
 func (*PrepareSchemaResponse) ProtoMessage() {}
 
 func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2359,7 @@ func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaResponse.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PrepareSchemaResponse) GetAccepted() bool {
@@ -2329,7 +2396,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2408,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2421,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WriteRequest) GetHandle() uint64 {
@@ -2394,7 +2461,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2473,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2486,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WriteResponse) GetRejected() []*RejectedRecord {
@@ -2439,7 +2506,7 @@ type RejectedRecord struct {
 
 func (x *RejectedRecord) Reset() {
 	*x = RejectedRecord{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2518,7 @@ func (x *RejectedRecord) String() string {
 func (*RejectedRecord) ProtoMessage() {}
 
 func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2531,7 @@ func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedRecord.ProtoReflect.Descriptor instead.
 func (*RejectedRecord) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RejectedRecord) GetOffset() int64 {
@@ -2491,7 +2558,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2570,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2583,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *FlushRequest) GetHandle() uint64 {
@@ -2548,7 +2615,7 @@ type WriteResult struct {
 
 func (x *WriteResult) Reset() {
 	*x = WriteResult{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2560,7 +2627,7 @@ func (x *WriteResult) String() string {
 func (*WriteResult) ProtoMessage() {}
 
 func (x *WriteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2573,7 +2640,7 @@ func (x *WriteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResult.ProtoReflect.Descriptor instead.
 func (*WriteResult) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WriteResult) GetPayload() []byte {
@@ -2620,7 +2687,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +2699,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +2712,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *FlushResponse) GetResults() []*WriteResult {
@@ -2668,7 +2735,7 @@ type SinkCommitRequest struct {
 
 func (x *SinkCommitRequest) Reset() {
 	*x = SinkCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2680,7 +2747,7 @@ func (x *SinkCommitRequest) String() string {
 func (*SinkCommitRequest) ProtoMessage() {}
 
 func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2693,7 +2760,7 @@ func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitRequest.ProtoReflect.Descriptor instead.
 func (*SinkCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SinkCommitRequest) GetHandle() uint64 {
@@ -2737,7 +2804,7 @@ type TableCommit struct {
 
 func (x *TableCommit) Reset() {
 	*x = TableCommit{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2749,7 +2816,7 @@ func (x *TableCommit) String() string {
 func (*TableCommit) ProtoMessage() {}
 
 func (x *TableCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2762,7 +2829,7 @@ func (x *TableCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCommit.ProtoReflect.Descriptor instead.
 func (*TableCommit) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TableCommit) GetTable() string {
@@ -2809,7 +2876,7 @@ type SinkCommitResponse struct {
 
 func (x *SinkCommitResponse) Reset() {
 	*x = SinkCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2821,7 +2888,7 @@ func (x *SinkCommitResponse) String() string {
 func (*SinkCommitResponse) ProtoMessage() {}
 
 func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2834,7 +2901,7 @@ func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitResponse.ProtoReflect.Descriptor instead.
 func (*SinkCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SinkCommitResponse) GetCommits() []*TableCommit {
@@ -2855,7 +2922,7 @@ type MaintenanceOpenRequest struct {
 
 func (x *MaintenanceOpenRequest) Reset() {
 	*x = MaintenanceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2934,7 @@ func (x *MaintenanceOpenRequest) String() string {
 func (*MaintenanceOpenRequest) ProtoMessage() {}
 
 func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +2947,7 @@ func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MaintenanceOpenRequest) GetComponent() string {
@@ -2913,7 +2980,7 @@ type MaintenanceOpenResponse struct {
 
 func (x *MaintenanceOpenResponse) Reset() {
 	*x = MaintenanceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +2992,7 @@ func (x *MaintenanceOpenResponse) String() string {
 func (*MaintenanceOpenResponse) ProtoMessage() {}
 
 func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3005,7 @@ func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MaintenanceOpenResponse) GetHandle() uint64 {
@@ -2960,7 +3027,7 @@ type CycleRequest struct {
 
 func (x *CycleRequest) Reset() {
 	*x = CycleRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2972,7 +3039,7 @@ func (x *CycleRequest) String() string {
 func (*CycleRequest) ProtoMessage() {}
 
 func (x *CycleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2985,7 +3052,7 @@ func (x *CycleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleRequest.ProtoReflect.Descriptor instead.
 func (*CycleRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CycleRequest) GetHandle() uint64 {
@@ -3028,7 +3095,7 @@ type TaskRun struct {
 
 func (x *TaskRun) Reset() {
 	*x = TaskRun{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3040,7 +3107,7 @@ func (x *TaskRun) String() string {
 func (*TaskRun) ProtoMessage() {}
 
 func (x *TaskRun) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3053,7 +3120,7 @@ func (x *TaskRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRun.ProtoReflect.Descriptor instead.
 func (*TaskRun) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TaskRun) GetTable() string {
@@ -3146,7 +3213,7 @@ type CycleResponse struct {
 
 func (x *CycleResponse) Reset() {
 	*x = CycleResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3158,7 +3225,7 @@ func (x *CycleResponse) String() string {
 func (*CycleResponse) ProtoMessage() {}
 
 func (x *CycleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3171,7 +3238,7 @@ func (x *CycleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleResponse.ProtoReflect.Descriptor instead.
 func (*CycleResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CycleResponse) GetRuns() []*TaskRun {
@@ -3216,7 +3283,7 @@ type TableHealth struct {
 
 func (x *TableHealth) Reset() {
 	*x = TableHealth{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3295,7 @@ func (x *TableHealth) String() string {
 func (*TableHealth) ProtoMessage() {}
 
 func (x *TableHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3308,7 @@ func (x *TableHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableHealth.ProtoReflect.Descriptor instead.
 func (*TableHealth) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TableHealth) GetTable() string {
@@ -3337,7 +3404,7 @@ type MaintenanceStatusRequest struct {
 
 func (x *MaintenanceStatusRequest) Reset() {
 	*x = MaintenanceStatusRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3416,7 @@ func (x *MaintenanceStatusRequest) String() string {
 func (*MaintenanceStatusRequest) ProtoMessage() {}
 
 func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3429,7 @@ func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *MaintenanceStatusRequest) GetHandle() uint64 {
@@ -3382,7 +3449,7 @@ type MaintenanceStatusResponse struct {
 
 func (x *MaintenanceStatusResponse) Reset() {
 	*x = MaintenanceStatusResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3394,7 +3461,7 @@ func (x *MaintenanceStatusResponse) String() string {
 func (*MaintenanceStatusResponse) ProtoMessage() {}
 
 func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3407,7 +3474,7 @@ func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *MaintenanceStatusResponse) GetTables() []*TableHealth {
@@ -3433,7 +3500,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3512,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3525,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CloseRequest) GetHandle() uint64 {
@@ -3476,7 +3543,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3488,7 +3555,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3501,7 +3568,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 var File_floe_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -3624,20 +3691,28 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06schema\x18\x01 \x01(\v2\x16.floe.plugin.v1.SchemaR\x06schema\"I\n" +
 	"\x13AdmitSchemaResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xba\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x8f\x03\n" +
 	"\n" +
 	"DeadLetter\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\tR\tpartition\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12!\n" +
-	"\ftimestamp_ms\x18\x03 \x01(\x03R\vtimestampMs\x12\x10\n" +
-	"\x03key\x18\x04 \x01(\fR\x03key\x12\x14\n" +
-	"\x05value\x18\x05 \x01(\fR\x05value\x12A\n" +
+	"\ftimestamp_ms\x18\x03 \x01(\x03R\vtimestampMs\x12\x15\n" +
+	"\x03key\x18\x04 \x01(\fH\x00R\x03key\x88\x01\x01\x12\x19\n" +
+	"\x05value\x18\x05 \x01(\fH\x01R\x05value\x88\x01\x01\x12A\n" +
 	"\aheaders\x18\x06 \x03(\v2'.floe.plugin.v1.DeadLetter.HeadersEntryR\aheaders\x12\x14\n" +
 	"\x05stage\x18\a \x01(\tR\x05stage\x12\x16\n" +
-	"\x06reason\x18\b \x01(\tR\x06reason\x1a:\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x127\n" +
+	"\vheader_list\x18\t \x03(\v2\x16.floe.plugin.v1.HeaderR\n" +
+	"headerList\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"I\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01B\x06\n" +
+	"\x04_keyB\b\n" +
+	"\x06_value\"?\n" +
+	"\x06Header\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\fH\x00R\x05value\x88\x01\x01B\b\n" +
+	"\x06_value\"I\n" +
 	"\x11DeadLetterRequest\x124\n" +
 	"\arecords\x18\x01 \x03(\v2\x1a.floe.plugin.v1.DeadLetterR\arecords\"@\n" +
 	"\x12DeadLetterResponse\x12\x12\n" +
@@ -3850,7 +3925,7 @@ func file_floe_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                         // 0: floe.plugin.v1.Kind
 	(Capability)(0),                   // 1: floe.plugin.v1.Capability
@@ -3877,49 +3952,50 @@ var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(*AdmitSchemaRequest)(nil),        // 22: floe.plugin.v1.AdmitSchemaRequest
 	(*AdmitSchemaResponse)(nil),       // 23: floe.plugin.v1.AdmitSchemaResponse
 	(*DeadLetter)(nil),                // 24: floe.plugin.v1.DeadLetter
-	(*DeadLetterRequest)(nil),         // 25: floe.plugin.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),        // 26: floe.plugin.v1.DeadLetterResponse
-	(*PartitionerOpenRequest)(nil),    // 27: floe.plugin.v1.PartitionerOpenRequest
-	(*PartitionerOpenResponse)(nil),   // 28: floe.plugin.v1.PartitionerOpenResponse
-	(*PartitionRequest)(nil),          // 29: floe.plugin.v1.PartitionRequest
-	(*PartitionResponse)(nil),         // 30: floe.plugin.v1.PartitionResponse
-	(*SinkOpenRequest)(nil),           // 31: floe.plugin.v1.SinkOpenRequest
-	(*OffsetsReset)(nil),              // 32: floe.plugin.v1.OffsetsReset
-	(*SinkOpenResponse)(nil),          // 33: floe.plugin.v1.SinkOpenResponse
-	(*FrontierRequest)(nil),           // 34: floe.plugin.v1.FrontierRequest
-	(*FrontierResponse)(nil),          // 35: floe.plugin.v1.FrontierResponse
-	(*PrepareSchemaRequest)(nil),      // 36: floe.plugin.v1.PrepareSchemaRequest
-	(*PrepareSchemaResponse)(nil),     // 37: floe.plugin.v1.PrepareSchemaResponse
-	(*WriteRequest)(nil),              // 38: floe.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),             // 39: floe.plugin.v1.WriteResponse
-	(*RejectedRecord)(nil),            // 40: floe.plugin.v1.RejectedRecord
-	(*FlushRequest)(nil),              // 41: floe.plugin.v1.FlushRequest
-	(*WriteResult)(nil),               // 42: floe.plugin.v1.WriteResult
-	(*FlushResponse)(nil),             // 43: floe.plugin.v1.FlushResponse
-	(*SinkCommitRequest)(nil),         // 44: floe.plugin.v1.SinkCommitRequest
-	(*TableCommit)(nil),               // 45: floe.plugin.v1.TableCommit
-	(*SinkCommitResponse)(nil),        // 46: floe.plugin.v1.SinkCommitResponse
-	(*MaintenanceOpenRequest)(nil),    // 47: floe.plugin.v1.MaintenanceOpenRequest
-	(*MaintenanceOpenResponse)(nil),   // 48: floe.plugin.v1.MaintenanceOpenResponse
-	(*CycleRequest)(nil),              // 49: floe.plugin.v1.CycleRequest
-	(*TaskRun)(nil),                   // 50: floe.plugin.v1.TaskRun
-	(*CycleResponse)(nil),             // 51: floe.plugin.v1.CycleResponse
-	(*TableHealth)(nil),               // 52: floe.plugin.v1.TableHealth
-	(*MaintenanceStatusRequest)(nil),  // 53: floe.plugin.v1.MaintenanceStatusRequest
-	(*MaintenanceStatusResponse)(nil), // 54: floe.plugin.v1.MaintenanceStatusResponse
-	(*CloseRequest)(nil),              // 55: floe.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),             // 56: floe.plugin.v1.CloseResponse
-	nil,                               // 57: floe.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                               // 58: floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	nil,                               // 59: floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	nil,                               // 60: floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	nil,                               // 61: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	nil,                               // 62: floe.plugin.v1.DeadLetter.HeadersEntry
-	nil,                               // 63: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	nil,                               // 64: floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	nil,                               // 65: floe.plugin.v1.OffsetsReset.PositionsEntry
-	nil,                               // 66: floe.plugin.v1.FrontierResponse.PositionsEntry
-	nil,                               // 67: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	(*Header)(nil),                    // 25: floe.plugin.v1.Header
+	(*DeadLetterRequest)(nil),         // 26: floe.plugin.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),        // 27: floe.plugin.v1.DeadLetterResponse
+	(*PartitionerOpenRequest)(nil),    // 28: floe.plugin.v1.PartitionerOpenRequest
+	(*PartitionerOpenResponse)(nil),   // 29: floe.plugin.v1.PartitionerOpenResponse
+	(*PartitionRequest)(nil),          // 30: floe.plugin.v1.PartitionRequest
+	(*PartitionResponse)(nil),         // 31: floe.plugin.v1.PartitionResponse
+	(*SinkOpenRequest)(nil),           // 32: floe.plugin.v1.SinkOpenRequest
+	(*OffsetsReset)(nil),              // 33: floe.plugin.v1.OffsetsReset
+	(*SinkOpenResponse)(nil),          // 34: floe.plugin.v1.SinkOpenResponse
+	(*FrontierRequest)(nil),           // 35: floe.plugin.v1.FrontierRequest
+	(*FrontierResponse)(nil),          // 36: floe.plugin.v1.FrontierResponse
+	(*PrepareSchemaRequest)(nil),      // 37: floe.plugin.v1.PrepareSchemaRequest
+	(*PrepareSchemaResponse)(nil),     // 38: floe.plugin.v1.PrepareSchemaResponse
+	(*WriteRequest)(nil),              // 39: floe.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),             // 40: floe.plugin.v1.WriteResponse
+	(*RejectedRecord)(nil),            // 41: floe.plugin.v1.RejectedRecord
+	(*FlushRequest)(nil),              // 42: floe.plugin.v1.FlushRequest
+	(*WriteResult)(nil),               // 43: floe.plugin.v1.WriteResult
+	(*FlushResponse)(nil),             // 44: floe.plugin.v1.FlushResponse
+	(*SinkCommitRequest)(nil),         // 45: floe.plugin.v1.SinkCommitRequest
+	(*TableCommit)(nil),               // 46: floe.plugin.v1.TableCommit
+	(*SinkCommitResponse)(nil),        // 47: floe.plugin.v1.SinkCommitResponse
+	(*MaintenanceOpenRequest)(nil),    // 48: floe.plugin.v1.MaintenanceOpenRequest
+	(*MaintenanceOpenResponse)(nil),   // 49: floe.plugin.v1.MaintenanceOpenResponse
+	(*CycleRequest)(nil),              // 50: floe.plugin.v1.CycleRequest
+	(*TaskRun)(nil),                   // 51: floe.plugin.v1.TaskRun
+	(*CycleResponse)(nil),             // 52: floe.plugin.v1.CycleResponse
+	(*TableHealth)(nil),               // 53: floe.plugin.v1.TableHealth
+	(*MaintenanceStatusRequest)(nil),  // 54: floe.plugin.v1.MaintenanceStatusRequest
+	(*MaintenanceStatusResponse)(nil), // 55: floe.plugin.v1.MaintenanceStatusResponse
+	(*CloseRequest)(nil),              // 56: floe.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),             // 57: floe.plugin.v1.CloseResponse
+	nil,                               // 58: floe.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                               // 59: floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	nil,                               // 60: floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	nil,                               // 61: floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	nil,                               // 62: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	nil,                               // 63: floe.plugin.v1.DeadLetter.HeadersEntry
+	nil,                               // 64: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	nil,                               // 65: floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	nil,                               // 66: floe.plugin.v1.OffsetsReset.PositionsEntry
+	nil,                               // 67: floe.plugin.v1.FrontierResponse.PositionsEntry
+	nil,                               // 68: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 }
 var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	4,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
@@ -3927,87 +4003,88 @@ var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
 	1,  // 3: floe.plugin.v1.Component.capabilities:type_name -> floe.plugin.v1.Capability
 	0,  // 4: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
-	57, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
+	58, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
 	8,  // 6: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
-	58, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	59, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
 	9,  // 8: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
-	59, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	60, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	61, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	60, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	61, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	62, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
 	10, // 12: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	62, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
-	24, // 14: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
-	63, // 15: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	9,  // 16: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
-	64, // 17: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	32, // 18: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
-	65, // 19: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
-	66, // 20: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
-	10, // 21: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	9,  // 22: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
-	40, // 23: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
-	42, // 24: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
-	11, // 25: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
-	42, // 26: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
-	45, // 27: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
-	67, // 28: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
-	50, // 29: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	52, // 30: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	52, // 31: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	50, // 32: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	2,  // 33: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	6,  // 34: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	12, // 35: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	14, // 36: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	16, // 37: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	55, // 38: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	18, // 39: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	20, // 40: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	22, // 41: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	25, // 42: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	27, // 43: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	29, // 44: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	55, // 45: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	31, // 46: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	34, // 47: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	36, // 48: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	38, // 49: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	41, // 50: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	44, // 51: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	55, // 52: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	47, // 53: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	49, // 54: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	53, // 55: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	55, // 56: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	3,  // 57: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	7,  // 58: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	13, // 59: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	15, // 60: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	17, // 61: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	56, // 62: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	19, // 63: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	21, // 64: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	23, // 65: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	26, // 66: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	28, // 67: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	30, // 68: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	56, // 69: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	33, // 70: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	35, // 71: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	37, // 72: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	39, // 73: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	43, // 74: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	46, // 75: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	56, // 76: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	48, // 77: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	51, // 78: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	54, // 79: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	56, // 80: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	57, // [57:81] is the sub-list for method output_type
-	33, // [33:57] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	63, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
+	25, // 14: floe.plugin.v1.DeadLetter.header_list:type_name -> floe.plugin.v1.Header
+	24, // 15: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
+	64, // 16: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	9,  // 17: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
+	65, // 18: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	33, // 19: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
+	66, // 20: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
+	67, // 21: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
+	10, // 22: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	9,  // 23: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
+	41, // 24: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
+	43, // 25: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
+	11, // 26: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
+	43, // 27: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
+	46, // 28: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
+	68, // 29: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	51, // 30: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	53, // 31: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	53, // 32: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	51, // 33: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	2,  // 34: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	6,  // 35: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	12, // 36: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	14, // 37: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	16, // 38: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	56, // 39: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	18, // 40: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	20, // 41: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	22, // 42: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	26, // 43: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	28, // 44: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	30, // 45: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	56, // 46: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	32, // 47: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	35, // 48: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	37, // 49: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	39, // 50: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	42, // 51: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	45, // 52: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	56, // 53: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	48, // 54: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	50, // 55: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	54, // 56: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	56, // 57: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	3,  // 58: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	7,  // 59: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	13, // 60: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	15, // 61: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	17, // 62: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	57, // 63: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	19, // 64: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	21, // 65: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	23, // 66: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	27, // 67: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	29, // 68: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	31, // 69: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	57, // 70: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	34, // 71: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	36, // 72: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	38, // 73: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	40, // 74: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	44, // 75: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	47, // 76: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	57, // 77: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	49, // 78: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	52, // 79: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	55, // 80: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	57, // 81: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	58, // [58:82] is the sub-list for method output_type
+	34, // [34:58] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
@@ -4015,13 +4092,15 @@ func file_floe_plugin_v1_plugin_proto_init() {
 	if File_floe_plugin_v1_plugin_proto != nil {
 		return
 	}
+	file_floe_plugin_v1_plugin_proto_msgTypes[22].OneofWrappers = []any{}
+	file_floe_plugin_v1_plugin_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_plugin_v1_plugin_proto_rawDesc), len(file_floe_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   66,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   6,
 		},
