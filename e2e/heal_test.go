@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net"
+	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -299,4 +303,116 @@ func TestSigtermDuringRebalance(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.f.Stop()
+}
+
+// TestRegistryRestartedEmptyHealsByItself: the Schema Registry restarts
+// with empty storage while a fresh source process starts (its schema
+// cache empty), and the records in the topic carry a schema id nobody
+// knows any more. The source waits for the id instead of dead-lettering
+// or failing; 20 s later the schema is registered again, under the same
+// id, and ingestion resumes by itself: nothing FAILED, nothing in the
+// dead-letter topic (errors.tolerance=all, so a wrong verdict would land
+// there), every record once in the tables. The registry is a private one
+// (harness.StartRegistry), so no other test loses its schemas.
+func TestRegistryRestartedEmptyHealsByItself(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers)
+	ctx := harness.Context(t, 5*time.Minute)
+	reg := harness.StartRegistry(t, env)
+	env = reg.Env(env)
+	dlq := harness.UniqueName("e2e_regreset_dlq")
+	if err := harness.CreateTopic(ctx, env, dlq, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The wait for an unknown id keeps its default (60 s): the 20 s
+	// outage of the schema must fit in it as shipped.
+	r := newRig(t, ctx, rigOptions{env: env, partitions: 2, initial: 2000, rate: 200, name: "regreset",
+		extra: map[string]string{"errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq}})
+	id := r.feed.schemaID
+	r.waitCommitted(ctx, 2000)
+
+	// The registry goes; a fresh source starts while it is away and meets
+	// it back with empty storage.
+	reg.Stop(syscall.SIGKILL)
+	before, logFrom := r.pluginRestarts(ctx), len(r.f.Log())
+	killed := r.f.KillPlugin("kafka")
+	reg.Start()
+	back := time.Now()
+	if known, err := schemaKnown(ctx, reg.URL, id); err != nil || known {
+		t.Fatalf("the restarted registry knows schema id %d (%v): its storage is not empty", id, err)
+	}
+	r.waitPluginRestarted(ctx, procSource, killed[0].PID, before, logFrom, true)
+	stalled := r.committed(ctx)
+	failedMeanwhile := ""
+	for time.Since(back) < 20*time.Second {
+		st, err := r.f.API.Status(ctx, r.opts.name)
+		if err != nil {
+			t.Fatalf("status while the schema is unknown: %v", err)
+		}
+		if f := st.Failed(); f != "" && failedMeanwhile == "" {
+			failedMeanwhile = f
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if failedMeanwhile != "" {
+		t.Errorf("FAILED while the schema was unknown: %s", failedMeanwhile)
+	}
+	if !strings.Contains(r.f.Log()[logFrom:], "schema id unknown to the registry; its records wait for it") {
+		t.Errorf("floe's log does not say the fresh source waited for schema id %d", id)
+	}
+	if now := r.committed(ctx); now != stalled {
+		t.Errorf("committed offsets moved from %d to %d while the registry knew no schema", stalled, now)
+	}
+
+	// The same schema, registered first in an empty registry, gets the
+	// same id: the records' framing is right again.
+	again, err := harness.RegisterSchema(ctx, env, r.topic+"-value", crashValueSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != id {
+		t.Fatalf("the re-registered schema got id %d, the records carry %d", again, id)
+	}
+	registered := time.Now()
+	r.waitCommitted(ctx, stalled+1)
+	resumed := time.Since(registered)
+	if resumed > 15*time.Second {
+		t.Errorf("the first commit came %s after the schema was registered again, want ≤ 15 s", resumed.Round(time.Millisecond))
+	}
+	res := r.check(ctx, harness.DuckDB, true)
+	res2 := r.check(ctx, harness.PyIceberg, true)
+	st := r.f.WaitStatus(ctx, r.opts.name, "nothing FAILED", false, func(s harness.ConnectorStatus) bool { return s.Failed() == "" })
+	ends, err := harness.EndOffsets(ctx, env, dlq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends[0] != 0 || st.Floe == nil || st.Floe.DeadLetters != 0 {
+		t.Errorf("dead letters: %d records in %s; want none (%s)", ends[0], dlq, st.Summary())
+	}
+	t.Logf("registry restarted empty: committed %d at the source's restart, unchanged for 20 s; schema id %d again; first commit %s after it; restarts %d; %d rows; lost %d/%d, duplicated %d/%d (DuckDB/PyIceberg); %d dead letters",
+		stalled, again, resumed.Round(time.Millisecond), restartsOf(st), res.rows, res.lost, res2.lost, res.duplicated, res2.duplicated, ends[0])
+	if _, err := r.feed.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.f.Stop()
+}
+
+// schemaKnown asks the registry for schema id (GET /schemas/ids/{id}).
+func schemaKnown(ctx context.Context, registryURL string, id int32) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schemas/ids/%d", strings.TrimRight(registryURL, "/"), id), nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return true, nil
+	case http.StatusNotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("GET schema id %d: HTTP %d", id, resp.StatusCode)
 }

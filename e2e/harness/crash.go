@@ -1,14 +1,11 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,7 +16,8 @@ import (
 )
 
 // Crash tests: floe's processes killing themselves at crash points
-// (sdk.CrashPoint), and a private Kafka broker a test may stop and start ([StartBroker]).
+// (sdk.CrashPoint), and a private Kafka broker a test may stop and start
+// ([StartBroker]; the private services are in service.go).
 
 // SetEnv replaces Options.Env for the next start of floe ([Floe.Restart]):
 // a crash test arms a crash point for one run and starts the next without
@@ -196,7 +194,6 @@ func (f *Floe) RestartNoWait() {
 // disturbing the other tests and users of the shared services. The
 // broker's own logs are in Dir/logs/kafka-1.log.
 type Broker struct {
-	t testing.TB
 	// Dir is the services state folder (FLOE_SERVICES_DIR of this broker).
 	Dir string
 	// Bootstrap is the PLAINTEXT bootstrap address.
@@ -204,15 +201,7 @@ type Broker struct {
 	// LogFile is the broker's log.
 	LogFile string
 
-	repo string
-	pid  int
-	cmd  *exec.Cmd // set once Start started the broker again
-	done chan struct{}
-	// argv, cwd and environ of the broker as up started it, read from
-	// /proc before the first stop: Start runs exactly that again.
-	argv    []string
-	cwd     string
-	environ []string
+	svc *service
 }
 
 // StartBroker starts a private Kafka broker (about 20 s when the machine is
@@ -220,30 +209,14 @@ type Broker struct {
 // state folder is kept when the test failed.
 func StartBroker(t testing.TB, env Env) *Broker {
 	t.Helper()
-	if env.RepoDir == "" {
-		t.Fatalf("harness: StartBroker: cannot find the floe repository (e2e/services/up)")
-	}
-	dir, err := os.MkdirTemp("", "floe-kafka-")
-	if err != nil {
-		t.Fatalf("harness: %v", err)
-	}
-	k := &Broker{t: t, Dir: dir, repo: env.RepoDir, LogFile: filepath.Join(dir, "logs", "kafka-1.log")}
-	t.Cleanup(k.cleanup)
 	start := time.Now()
-	out, err := k.services(4*time.Minute, "up", "--no-registry", "--no-postgres", "--no-python")
-	if err != nil {
-		t.Fatalf("harness: start a private Kafka broker in %s: %v\n%s", dir, err, out)
+	svc, vars := upService(t, env, "private Kafka", "FLOE_KAFKA_PIDS", "kafka-1.log",
+		"--no-registry", "--no-postgres", "--no-python", "--no-lake")
+	k := &Broker{Dir: svc.dir, Bootstrap: vars["FLOE_KAFKA_BOOTSTRAP"], LogFile: svc.logFile, svc: svc}
+	if k.Bootstrap == "" {
+		t.Fatalf("harness: private Kafka: env file %s has no bootstrap", filepath.Join(k.Dir, "env"))
 	}
-	vars, err := readEnvFile(filepath.Join(dir, "env"))
-	if err != nil {
-		t.Fatalf("harness: private Kafka: %v", err)
-	}
-	k.Bootstrap = vars["FLOE_KAFKA_BOOTSTRAP"]
-	k.pid, err = strconv.Atoi(vars["FLOE_KAFKA_PIDS"])
-	if err != nil || k.Bootstrap == "" {
-		t.Fatalf("harness: private Kafka: env file %s: bootstrap %q, pids %q", filepath.Join(dir, "env"), k.Bootstrap, vars["FLOE_KAFKA_PIDS"])
-	}
-	t.Logf("harness: private Kafka broker (pid %d) at %s in %s", k.pid, k.Bootstrap, time.Since(start).Round(time.Millisecond))
+	t.Logf("harness: private Kafka broker (pid %d) at %s in %s", svc.pid, k.Bootstrap, time.Since(start).Round(time.Millisecond))
 	return k
 }
 
@@ -256,30 +229,13 @@ func (k *Broker) Env(env Env) Env {
 }
 
 // PID is the broker's pid.
-func (k *Broker) PID() int { return k.pid }
+func (k *Broker) PID() int { return k.svc.pid }
 
 // Stop sends sig (SIGKILL: a crash; SIGTERM: a controlled shutdown) to
 // the broker and waits until it is gone (SIGKILL after 60 s).
 func (k *Broker) Stop(sig syscall.Signal) {
-	k.t.Helper()
-	if k.argv == nil {
-		if err := k.record(); err != nil {
-			k.t.Fatalf("harness: private Kafka: %v", err)
-		}
-	}
-	start := time.Now()
-	_ = syscall.Kill(k.pid, sig)
-	deadline := time.Now().Add(60 * time.Second)
-	for pidAlive(k.pid) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(k.pid, syscall.SIGKILL)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if k.done != nil {
-		<-k.done
-	}
-	k.t.Logf("harness: private Kafka broker (pid %d) stopped by %v in %s", k.pid, sig, time.Since(start).Round(time.Millisecond))
+	k.svc.t.Helper()
+	k.svc.stop(sig)
 }
 
 // Start starts the stopped broker again: the command line, working
@@ -289,149 +245,6 @@ func (k *Broker) Stop(sig syscall.Signal) {
 // unfenced) and records the new pid in the state folder's env file, so
 // e2e/services/down still stops it.
 func (k *Broker) Start() {
-	k.t.Helper()
-	if k.argv == nil {
-		k.t.Fatalf("harness: private Kafka: Start before Stop")
-	}
-	logf, err := os.OpenFile(k.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		k.t.Fatalf("harness: private Kafka: %v", err)
-	}
-	defer func() { _ = logf.Close() }()
-	st, _ := logf.Stat()
-	from := st.Size()
-	start := time.Now()
-	cmd := exec.Command(k.argv[0], k.argv[1:]...)
-	cmd.Dir, cmd.Env = k.cwd, k.environ
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		k.t.Fatalf("harness: private Kafka: restart the broker: %v", err)
-	}
-	k.cmd, k.pid, k.done = cmd, cmd.Process.Pid, make(chan struct{})
-	done := k.done
-	go func() { _ = cmd.Wait(); close(done) }()
-	if err := k.setEnvPID(); err != nil {
-		k.t.Logf("harness: private Kafka: %v (down will not stop pid %d; the test's cleanup does)", err, k.pid)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		b, _ := os.ReadFile(k.LogFile)
-		if int64(len(b)) > from && bytes.Contains(b[from:], []byte("Kafka Server started")) {
-			break
-		}
-		select {
-		case <-done:
-			k.t.Fatalf("harness: private Kafka: the restarted broker exited; see %s", k.LogFile)
-		default:
-		}
-		if time.Now().After(deadline) {
-			k.t.Fatalf("harness: private Kafka: the restarted broker (pid %d) did not start within 2 minutes; see %s", k.pid, k.LogFile)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	k.t.Logf("harness: private Kafka broker restarted (pid %d) in %s", k.pid, time.Since(start).Round(time.Millisecond))
-}
-
-// record reads the broker's argv, working folder and environment.
-func (k *Broker) record() error {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", k.pid))
-	if err != nil {
-		return fmt.Errorf("read the broker's command line: %w", err)
-	}
-	k.argv = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-	if k.cwd, err = os.Readlink(fmt.Sprintf("/proc/%d/cwd", k.pid)); err != nil {
-		return fmt.Errorf("read the broker's working folder: %w", err)
-	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", k.pid))
-	if err != nil {
-		return fmt.Errorf("read the broker's environment: %w", err)
-	}
-	k.environ = strings.Split(strings.TrimRight(string(env), "\x00"), "\x00")
-	if len(k.argv) == 0 || k.argv[0] == "" {
-		return fmt.Errorf("the broker (pid %d) has an empty command line", k.pid)
-	}
-	return nil
-}
-
-var kafkaPidsLine = regexp.MustCompile(`(?m)^export FLOE_KAFKA_PIDS=.*$`)
-
-// setEnvPID rewrites FLOE_KAFKA_PIDS in the state folder's env file.
-func (k *Broker) setEnvPID() error {
-	path := filepath.Join(k.Dir, "env")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	b = kafkaPidsLine.ReplaceAll(b, []byte(fmt.Sprintf(`export FLOE_KAFKA_PIDS="%d"`, k.pid)))
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-func (k *Broker) services(timeout time.Duration, script string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(k.repo, "e2e", "services", script), args...)
-	cmd.Env = append(servicesEnv(), "FLOE_SERVICES_DIR="+k.Dir)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// servicesEnv is this process's environment without what an env file of
-// e2e/services sets about its services. The scripts source the env file
-// of their state folder in a shell that inherits the caller's
-// environment, so a test that sourced the shared services' env file would
-// otherwise pass their FLOE_SCHEMA_REGISTRY_PID and FLOE_POSTGRES_PID on,
-// and down of a --no-registry --no-postgres folder would stop the shared
-// registry and Postgres.
-func servicesEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "FLOE_") && (strings.HasSuffix(name, "_PID") || strings.HasSuffix(name, "_PIDS") ||
-			strings.HasPrefix(name, "FLOE_SERVICES_")) {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
-func (k *Broker) cleanup() {
-	if out, err := k.services(2*time.Minute, "down"); err != nil {
-		k.t.Logf("harness: private Kafka: down: %v\n%s", err, out)
-	}
-	if pidAlive(k.pid) {
-		_ = syscall.Kill(k.pid, syscall.SIGKILL)
-	}
-	if k.done != nil {
-		select {
-		case <-k.done:
-		case <-time.After(10 * time.Second):
-		}
-	}
-	if k.t.Failed() || os.Getenv("FLOE_E2E_KEEP") == "1" {
-		k.t.Logf("harness: kept the private Kafka's state folder %s (log %s)", k.Dir, k.LogFile)
-		return
-	}
-	_ = os.RemoveAll(k.Dir)
-}
-
-// readEnvFile parses the export lines of an e2e/services env file.
-func readEnvFile(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "export "), "=")
-		if ok && !strings.HasPrefix(k, "#") {
-			out[k] = strings.Trim(v, `"`)
-		}
-	}
-	return out, nil
+	k.svc.t.Helper()
+	k.svc.start(logSays("Kafka Server started"))
 }

@@ -85,4 +85,7 @@
 // working folder and environment up gave it, read from /proc before the
 // stop) without disturbing the shared services; the env file of its
 // state folder is kept current so e2e/services/down still stops it.
+// [StartRegistry] does the same for a private Apicurio Registry, whose
+// storage is in memory: [Registry.Start] brings it back empty, as a
+// registry that lost its storage.
 package harness
