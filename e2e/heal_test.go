@@ -2,15 +2,11 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,14 +28,14 @@ func TestPostgresCatalogOutageHealsByItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := startTCPProxy(t, pg.Host)
+	proxy := harness.StartTCPProxy(t, pg.Host)
 	viaProxy := *pg
-	viaProxy.Host = proxy.addr
+	viaProxy.Host = proxy.Addr
 	r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "pgoutage",
 		extra: map[string]string{"iceberg.catalog.uri": viaProxy.String()}})
 
 	before := r.waitCommitted(ctx, r.committed(ctx)+1000)
-	proxy.down()
+	proxy.Down()
 	const outage = 90 * time.Second
 	failedDuring := ""
 	for end := time.Now().Add(outage); time.Now().Before(end); time.Sleep(time.Second) {
@@ -52,7 +48,7 @@ func TestPostgresCatalogOutageHealsByItself(t *testing.T) {
 		}
 	}
 	during := r.committed(ctx)
-	proxy.up()
+	proxy.Up()
 	back := time.Now()
 	r.waitCommitted(ctx, during+1)
 	resumed := time.Since(back)
@@ -78,112 +74,6 @@ func restartsOf(st harness.ConnectorStatus) int64 {
 		return 0
 	}
 	return st.Floe.Restarts
-}
-
-// tcpProxy forwards a local port to target; down cuts every connection
-// and refuses new ones, as a stopped server does, until up.
-type tcpProxy struct {
-	t      *testing.T
-	target string
-	addr   string
-
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]bool
-}
-
-func startTCPProxy(t *testing.T, target string) *tcpProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{t: t, target: target, addr: ln.Addr().String(), conns: map[net.Conn]bool{}}
-	p.serve(ln)
-	t.Cleanup(p.down)
-	return p
-}
-
-func (p *tcpProxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.forward(c)
-		}
-	}()
-}
-
-func (p *tcpProxy) forward(c net.Conn) {
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_ = c.Close()
-		return
-	}
-	if !p.track(c, s) {
-		return
-	}
-	var wg sync.WaitGroup
-	for _, pair := range [][2]net.Conn{{c, s}, {s, c}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, _ = io.Copy(pair[0], pair[1])
-			_ = pair[0].Close()
-			_ = pair[1].Close()
-		}()
-	}
-	wg.Wait()
-	p.mu.Lock()
-	delete(p.conns, c)
-	delete(p.conns, s)
-	p.mu.Unlock()
-}
-
-// track records both ends, or closes them when the proxy went down.
-func (p *tcpProxy) track(c, s net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln == nil {
-		_, _ = c.Close(), s.Close()
-		return false
-	}
-	p.conns[c], p.conns[s] = true, true
-	return true
-}
-
-func (p *tcpProxy) down() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		_ = p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	clear(p.conns)
-}
-
-func (p *tcpProxy) up() {
-	p.t.Helper()
-	var ln net.Listener
-	var err error
-	for range 50 { // the port was just closed; Linux frees a listener's port at once
-		if ln, err = net.Listen("tcp", p.addr); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
-	}
-	p.serve(ln)
 }
 
 // TestStandaloneRestartStartsEachPluginOnce: a restart restores the

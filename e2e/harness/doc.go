@@ -88,4 +88,9 @@
 // [StartRegistry] does the same for a private Apicurio Registry, whose
 // storage is in memory: [Registry.Start] brings it back empty, as a
 // registry that lost its storage.
+//
+// [StartTCPProxy] puts a proxy between floe and a shared service (the
+// catalog, the registry, the object store): [TCPProxy.Down] cuts floe
+// off from it, as if it stopped, while the readers and other tests
+// still reach it; [TCPProxy.Up] brings it back.
 package harness
