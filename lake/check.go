@@ -27,6 +27,17 @@ const (
 	storeCheckTimeout = 15 * time.Second
 )
 
+// ErrUnreachable is matched (errors.Is) by a CheckWarehouse error that
+// could not reach the object store at all, as opposed to one the store
+// answered: a caller that knows the store worked before may wait for it.
+var ErrUnreachable = errors.New("object store unreachable")
+
+// unreachableError marks such an error; its message is the KeyError's.
+type unreachableError struct{ error }
+
+func (unreachableError) Is(target error) bool { return target == ErrUnreachable }
+func (e unreachableError) Unwrap() error      { return e.error }
+
 // objectStoreSchemes are warehouse schemes CheckWarehouse looks at; a
 // file:// warehouse needs no check (the writes report a bad path).
 var objectStoreSchemes = map[string]bool{"s3": true, "s3a": true, "s3n": true, "gs": true, "abfs": true, "abfss": true, "wasb": true, "wasbs": true}
@@ -100,7 +111,7 @@ func storeError(c CatalogConfig, bucket string, err error) error {
 		if endpoint == "" {
 			key = KeyWarehouse
 		}
-		return sdk.KeyError(key, "cannot reach %s for %s: %s; check the endpoint and that the store is running", where, c.Warehouse, firstLine(msg))
+		return unreachableError{sdk.KeyError(key, "cannot reach %s for %s: %s; check the endpoint and that the store is running", where, c.Warehouse, firstLine(msg))}
 	}
 	return sdk.KeyError(KeyWarehouse, "%s: %s answered: %s", c.Warehouse, where, firstLine(msg))
 }

@@ -75,3 +75,24 @@ func TestCheckWarehouseSkipsLocalAndUnlinkedStores(t *testing.T) {
 		t.Errorf("s3 warehouse without backends: %v", err)
 	}
 }
+
+// A store that cannot be reached is told apart from one that answered,
+// so a task can wait for it; both still name the key to check.
+func TestStoreErrorMarksUnreachable(t *testing.T) {
+	c := CatalogConfig{Warehouse: "s3://b/w", Props: map[string]string{"s3.endpoint": "http://127.0.0.1:1"}}
+	for msg, unreachable := range map[string]bool{
+		"dial tcp 127.0.0.1:1: connect: connection refused": true,
+		"read: connection reset by peer":                    true,
+		"NoSuchBucket: the bucket does not exist":           false,
+		"AccessDenied: Access Denied":                       false,
+	} {
+		err := storeError(c, "b", errors.New(msg))
+		if errors.Is(err, ErrUnreachable) != unreachable {
+			t.Errorf("%q: errors.Is(ErrUnreachable) = %v, want %v", msg, !unreachable, unreachable)
+		}
+		var ce sdk.ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%q: %v holds no sdk.ConfigError", msg, err)
+		}
+	}
+}

@@ -57,15 +57,15 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 	if err != nil {
 		return nil, fmt.Errorf("iceberg sink: %w", err)
 	}
-	// Before any table is created: a store that refuses floe's keys
-	// would otherwise leave a table the catalog made and no data.
-	if err := lake.CheckWarehouse(ctx, cfg.catalog); err != nil {
-		_ = closeCat()
-		return nil, fmt.Errorf("iceberg sink: %w", err)
-	}
 	logger := req.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	// Before any table is created: a store that refuses floe's keys
+	// would otherwise leave a table the catalog made and no data.
+	if err := awaitWarehouse(ctx, cfg, logger); err != nil {
+		_ = closeCat()
+		return nil, fmt.Errorf("iceberg sink: %w", err)
 	}
 	writers := max(req.Writers, 1)
 	// The pipelines outlive each call: they live as long as the task,

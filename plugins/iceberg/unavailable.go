@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -135,4 +137,36 @@ func (t *task) ride(ctx context.Context, o *outage, table string, checkpoint uin
 	t.log.Warn("catalog or object store unavailable, retrying", "table", table, "checkpoint", checkpoint,
 		"try", o.tries, "failing_for", now.Sub(o.since).Round(time.Millisecond), "error", err)
 	return o.wait.wait(ctx)
+}
+
+// warehousePoll is how often Open asks an unreachable object store again.
+const warehousePoll = 2 * time.Second
+
+// awaitWarehouse checks the warehouse's object store (lake.CheckWarehouse)
+// and, while it cannot be reached at all, asks again every warehousePoll
+// for up to iceberg.commit.retry.transient-timeout-ms or until ctx ends:
+// a task restarted during an object-store outage then resumes within
+// seconds of the store being back, instead of failing each reopen and
+// waiting out the restart backoff. Any answer from the store (a refused
+// key, a missing bucket) returns at once; so does an outage that outlasts
+// the wait, marked sdk.Transient.
+func awaitWarehouse(ctx context.Context, cfg settings, log *slog.Logger) error {
+	start := time.Now()
+	for tries := 1; ; tries++ {
+		err := lake.CheckWarehouse(ctx, cfg.catalog)
+		if err == nil || !errors.Is(err, lake.ErrUnreachable) {
+			return err
+		}
+		waited := time.Since(start)
+		if waited+warehousePoll > cfg.transientTimeout {
+			return sdk.Transient(err)
+		}
+		log.Warn("object store unreachable while opening, waiting for it", "try", tries,
+			"failing_for", waited.Round(time.Millisecond), "error", err)
+		select {
+		case <-ctx.Done():
+			return sdk.Transient(err)
+		case <-time.After(warehousePoll):
+		}
+	}
 }
