@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,9 +90,27 @@ func TestRESTConnectEntities(t *testing.T) {
 	do("TaskState", "GET", "/connectors/"+name+"/tasks/1/status", nil, http.StatusOK)
 	do("ActiveTopics", "GET", "/connectors/"+name+"/topics", nil, http.StatusOK)
 	do("ConnectorOffsets", "GET", "/connectors/"+name+"/offsets", nil, http.StatusOK)
-	do("PluginInfos", "GET", "/connector-plugins", nil, http.StatusOK)
+	var plugins []harness.PluginInfo
+	mustDecode(t, do("PluginInfos", "GET", "/connector-plugins", nil, http.StatusOK), &plugins)
+	if !hasPlugin(plugins, icebergClass, "sink") {
+		t.Errorf("GET /connector-plugins = %+v, want the iceberg sink listed by its Connect class %s", plugins, icebergClass)
+	}
 	do("PluginInfos", "GET", "/connector-plugins?connectorsOnly=false", nil, http.StatusOK)
-	do("ConfigKeyInfos", "GET", "/connector-plugins/iceberg/config", nil, http.StatusOK)
+	mustDecode(t, do("", "GET", "/connector-plugins?floe=true", nil, http.StatusOK), &plugins)
+	if i := slices.IndexFunc(plugins, func(p harness.PluginInfo) bool { return p.Class == icebergClass }); i < 0 || plugins[i].Floe == nil || plugins[i].Floe.Name != "iceberg" {
+		t.Errorf("GET /connector-plugins?floe=true = %+v, want floe's name iceberg for %s", plugins, icebergClass)
+	}
+	// The sink answers to floe's name, its class and the class's simple
+	// name, with the same definitions.
+	var want []harness.ConfigDef
+	mustDecode(t, do("ConfigKeyInfos", "GET", "/connector-plugins/iceberg/config", nil, http.StatusOK), &want)
+	for _, alias := range []string{icebergClass, "IcebergSinkConnector"} {
+		var defs []harness.ConfigDef
+		mustDecode(t, do("ConfigKeyInfos", "GET", "/connector-plugins/"+alias+"/config", nil, http.StatusOK), &defs)
+		if len(defs) != len(want) || !hasDef(defs, "iceberg.tables") {
+			t.Errorf("GET /connector-plugins/%s/config has %d keys, iceberg's has %d (iceberg.tables among them)", alias, len(defs), len(want))
+		}
+	}
 	do("ConfigInfos", "PUT", "/connector-plugins/iceberg/config/validate", conn.Config, http.StatusOK)
 	do("ConfigInfos", "PUT", "/connector-plugins/iceberg/config/validate", map[string]string{"connector.class": "iceberg", "tasks.max": "x"}, http.StatusOK)
 	do("ConnectorInfo", "PUT", "/connectors/"+name+"/config", conn.Config, http.StatusOK)

@@ -372,7 +372,7 @@ func TestStandaloneRESTLikeConnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !hasPlugin(plugins, "iceberg", "sink") || !hasPlugin(plugins, "datagen", "source") {
+		if !hasPlugin(plugins, icebergClass, "sink") || !hasPlugin(plugins, "datagen", "source") {
 			t.Errorf("GET /connector-plugins = %+v, want the iceberg sink and the datagen source", plugins)
 		}
 		for _, p := range plugins {
@@ -671,6 +671,10 @@ func recordsIn(t *testing.T, api *harness.Client, ctx context.Context, name stri
 	}
 	return st.Floe.RecordsIn
 }
+
+// icebergClass is the Apache Iceberg sink's Connect class, the iceberg
+// sink's class in GET /connector-plugins.
+const icebergClass = "org.apache.iceberg.connect.IcebergSinkConnector"
 
 func hasPlugin(ps []harness.PluginInfo, class, typ string) bool {
 	for _, p := range ps {

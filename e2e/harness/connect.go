@@ -150,11 +150,17 @@ type Offset struct {
 	Offset    map[string]any `json:"offset"`
 }
 
-// PluginInfo is one entry of GET /connector-plugins.
+// PluginInfo is one entry of GET /connector-plugins. Class is the Connect
+// class name where the component has one; Floe (floe=true only) holds
+// floe's name and aliases.
 type PluginInfo struct {
 	Class   string `json:"class"`
 	Type    string `json:"type"`
 	Version string `json:"version"`
+	Floe    *struct {
+		Name    string   `json:"name"`
+		Aliases []string `json:"aliases"`
+	} `json:"floe,omitempty"`
 }
 
 // ConfigDef is one key of GET /connector-plugins/{p}/config and of a

@@ -51,7 +51,11 @@
 //   - GET /connector-plugins lists sources and sinks, with or without
 //     connectorsOnly=false: floe has none of Connect's other plugin types,
 //     and its partitioners and maintenance plugins are no PluginType
-//     Connect knows. floe=true lists them too.
+//     Connect knows. Each is listed under its Connect class name when it
+//     has one (org.apache.iceberg.connect.IcebergSinkConnector, not
+//     iceberg). floe=true lists every component and adds "floe": floe's
+//     name and aliases. /connector-plugins/{p}/... takes any of them, the
+//     class's simple name, or that name without "Connector".
 //
 // # Tables
 //

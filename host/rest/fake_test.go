@@ -334,10 +334,13 @@ func (f *fakeWorker) ResetTopics(_ context.Context, name string) error {
 	return nil
 }
 
+// fakePlugins is what the worker lists: the class is the Connect class
+// name where the component has one.
 var fakePlugins = []worker.PluginInfo{
-	{Class: "iceberg", Type: "sink", Version: "0.1.0"},
-	{Class: "datagen", Type: "source", Version: "0.1.0"},
-	{Class: "hash", Type: "partitioner", Version: "0.1.0"},
+	{Class: "org.apache.iceberg.connect.IcebergSinkConnector", Type: "sink", Version: "0.1.0",
+		Floe: &worker.PluginNames{Name: "iceberg", Aliases: []string{"org.apache.iceberg.connect.IcebergSinkConnector"}}},
+	{Class: "datagen", Type: "source", Version: "0.1.0", Floe: &worker.PluginNames{Name: "datagen", Aliases: []string{}}},
+	{Class: "hash", Type: "partitioner", Version: "0.1.0", Floe: &worker.PluginNames{Name: "hash", Aliases: []string{}}},
 }
 
 func (f *fakeWorker) Plugins(_ context.Context, connectorsOnly bool) []worker.PluginInfo {
@@ -352,7 +355,7 @@ func (f *fakeWorker) Plugins(_ context.Context, connectorsOnly bool) []worker.Pl
 
 func (f *fakeWorker) PluginConfig(_ context.Context, name string) ([]worker.ConfigDef, error) {
 	switch name {
-	case "iceberg", "org.apache.iceberg.connect.IcebergSinkConnector":
+	case "iceberg", "org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSinkConnector":
 		def := "1"
 		return []worker.ConfigDef{
 			{Name: "tasks.max", Type: "INT", DefaultValue: &def, Importance: "HIGH"},

@@ -10,11 +10,13 @@ import (
 	"github.com/floehq/floe/host/worker"
 )
 
-// listPlugins answers GET /connector-plugins: sources and sinks. floe has
-// none of Connect's other plugin types (converters, transformations, …),
-// so connectorsOnly=false lists the same; floe's partitioners and
-// maintenance plugins, which Connect's PluginInfo class refuses as types,
-// are added with floe=true.
+// listPlugins answers GET /connector-plugins: sources and sinks, each
+// under its Connect class name when it has one. floe has none of
+// Connect's other plugin types (converters, transformations, …), so
+// connectorsOnly=false lists the same. floe=true adds floe's partitioners
+// and maintenance plugins, which Connect's PluginInfo class refuses as
+// types, and each component's floe name and aliases (under "floe", a
+// field that class refuses too).
 func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
 	if _, err := boolParam(r, "connectorsOnly", true); err != nil {
 		writeError(w, err)
@@ -28,6 +30,11 @@ func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
 	plugins := s.w.Plugins(r.Context(), !withFloe)
 	if plugins == nil {
 		plugins = []worker.PluginInfo{}
+	}
+	if !withFloe {
+		for i := range plugins {
+			plugins[i].Floe = nil
+		}
 	}
 	writeJSON(w, http.StatusOK, plugins)
 }
@@ -85,22 +92,33 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
 
 // sameClass reports whether a config's connector.class may be validated
 // as plugin. As in Connect, a class matches its simple name and a name
-// with or without the "Connector" suffix; otherwise only two different
-// plugins the worker lists are a mismatch, so that aliases (the Iceberg
-// sink's class name for floe's iceberg) reach the worker, which resolves
-// them.
+// with or without the "Connector" suffix; a component's class, floe name
+// and aliases all name it. Only two names of different plugins the worker
+// lists are a mismatch: an unknown name reaches the worker, which says
+// why.
 func (s *Server) sameClass(ctx context.Context, class, plugin string) bool {
 	a, b := normClass(class), normClass(plugin)
 	if a == b || strings.HasSuffix(a, b) || strings.HasSuffix(b, a) {
 		return true
 	}
-	var knowA, knowB bool
-	for _, p := range s.w.Plugins(ctx, false) {
-		n := normClass(p.Class)
-		knowA = knowA || n == a
-		knowB = knowB || n == b
+	ia, ib := -1, -1
+	for i, p := range s.w.Plugins(ctx, false) {
+		names := []string{p.Class}
+		if p.Floe != nil {
+			names = append(append(names, p.Floe.Name), p.Floe.Aliases...)
+		}
+		for _, n := range names {
+			n = normClass(n)
+			simple := n[strings.LastIndexByte(n, '.')+1:]
+			if ia < 0 && (n == a || simple == a) {
+				ia = i
+			}
+			if ib < 0 && (n == b || simple == b) {
+				ib = i
+			}
+		}
 	}
-	return !knowA || !knowB
+	return ia < 0 || ib < 0 || ia == ib
 }
 
 func normClass(s string) string {

@@ -548,9 +548,25 @@ func TestPlugins(t *testing.T) {
 	if len(plugins) != 2 {
 		t.Errorf("connectorsOnly=false = %+v, want the 2 connectors only (Connect's PluginInfo refuses a partitioner type)", plugins)
 	}
+	// Connect's listing: the class name users put in connector.class, and
+	// exactly PluginInfo's fields (Connect's class refuses any other).
+	rec := f.do("GET", "/connector-plugins", nil)
+	var raw []map[string]any
+	f.want(rec, http.StatusOK, &raw)
+	if len(raw) != 2 || raw[0]["class"] != "org.apache.iceberg.connect.IcebergSinkConnector" || raw[1]["class"] != "datagen" {
+		t.Errorf("classes = %v, want the iceberg sink's Connect class, then datagen's floe name", raw)
+	}
+	for _, p := range raw {
+		if len(p) != 3 || p["type"] == nil || p["version"] == nil {
+			t.Errorf("plugin %v has other fields than Connect's class, type and version", p)
+		}
+	}
 	f.want(f.do("GET", "/connector-plugins?connectorsOnly=false&floe=true", nil), http.StatusOK, &plugins)
-	if len(plugins) != 3 || plugins[2] != (worker.PluginInfo{Class: "hash", Type: "partitioner", Version: "0.1.0"}) {
+	if len(plugins) != 3 || plugins[2].Class != "hash" || plugins[2].Type != "partitioner" || plugins[2].Floe == nil || plugins[2].Floe.Name != "hash" {
 		t.Errorf("all plugins = %+v", plugins)
+	}
+	if p := plugins[0]; p.Floe == nil || p.Floe.Name != "iceberg" || len(p.Floe.Aliases) != 1 {
+		t.Errorf("floe=true: iceberg sink = %+v, want floe's name iceberg and its alias", p)
 	}
 	f.want(f.do("GET", "/connector-plugins/", nil), http.StatusOK, &plugins)
 	f.wantError(f.do("GET", "/connector-plugins?connectorsOnly=perhaps", nil), http.StatusBadRequest, "connectorsOnly")
@@ -569,6 +585,16 @@ func TestPlugins(t *testing.T) {
 		t.Errorf("dependents = %v, want []", defs[0]["dependents"])
 	}
 	f.wantError(f.do("GET", "/connector-plugins/nope/config", nil), http.StatusNotFound, "nope")
+
+	// The Connect class and its simple name reach the worker as they
+	// are (dots and all), and answer the sink's definitions.
+	for _, name := range []string{"org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSinkConnector"} {
+		var got []worker.ConfigDef
+		f.want(f.do("GET", "/connector-plugins/"+name+"/config", nil), http.StatusOK, &got)
+		if len(got) != 2 || got[0].Name != "tasks.max" {
+			t.Errorf("GET /connector-plugins/%s/config = %+v, want the iceberg sink's definitions", name, got)
+		}
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -614,6 +640,11 @@ func TestValidate(t *testing.T) {
 		`{"connector.class": "org.apache.iceberg.connect.IcebergSinkConnector"}`), http.StatusOK, nil)
 	f.wantError(f.do("PUT", "/connector-plugins/iceberg/config/validate", `{"connector.class": "datagen"}`),
 		http.StatusBadRequest, "Included connector type datagen does not match request type iceberg")
+	// Any of a plugin's names matches any other (the listing's class is
+	// the Connect class, floe's name is under floe); two plugins do not.
+	f.want(f.do("PUT", "/connector-plugins/IcebergSinkConnector/config/validate", `{"connector.class": "iceberg"}`), http.StatusOK, nil)
+	f.wantError(f.do("PUT", "/connector-plugins/org.apache.iceberg.connect.IcebergSinkConnector/config/validate", `{"connector.class": "datagen"}`),
+		http.StatusBadRequest, "Included connector type datagen does not match")
 	f.wantError(f.do("PUT", "/connector-plugins/iceberg/config/validate", `{"tasks.max": 1,}`), http.StatusBadRequest, "line 1, column 17")
 	f.wantError(f.do("PUT", "/connector-plugins/nope/config/validate", `{}`), http.StatusNotFound, "nope")
 	f.wantError(f.do("POST", "/connector-plugins/iceberg/config/validate", `{}`), http.StatusMethodNotAllowed)

@@ -242,11 +242,27 @@ type Offset struct {
 	Offset    map[string]any `json:"offset"`
 }
 
-// PluginInfo is one entry of GET /connector-plugins.
+// PluginInfo is one entry of GET /connector-plugins. Class is the
+// component's Kafka Connect class name when it has one (an alias that is
+// a class name: org.apache.iceberg.connect.IcebergSinkConnector for
+// iceberg), else floe's name, so that Connect users see the class they
+// put in connector.class.
 type PluginInfo struct {
 	Class   string `json:"class"`
 	Type    string `json:"type"`
 	Version string `json:"version"`
+	// Floe holds floe's own names for the component. The REST API shows
+	// it only with floe=true: Connect's PluginInfo class refuses unknown
+	// fields.
+	Floe *PluginNames `json:"floe,omitempty"`
+}
+
+// PluginNames are the names a component answers to besides its class.
+type PluginNames struct {
+	// Name is floe's short name (iceberg), the one `floe plugins` lists.
+	Name string `json:"name"`
+	// Aliases are the other names it accepts (Connect class names).
+	Aliases []string `json:"aliases"`
 }
 
 // ConfigDef is Connect's config key definition.

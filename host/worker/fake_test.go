@@ -77,7 +77,7 @@ func (f *fakePlugins) Components() []client.Component {
 	hide := f.hideSink
 	f.mu.Unlock()
 	if !hide {
-		comps = append(comps, client.Component{Kind: sdk.KindSink, Name: "tbl", Aliases: []string{"com.example.TblSink"}, Version: "2.0", Fields: []sdk.Field{
+		comps = append(comps, client.Component{Kind: sdk.KindSink, Name: "tbl", Aliases: []string{"com.example.TblSinkConnector"}, Version: "2.0", Fields: []sdk.Field{
 			*sdk.String("tbl.path").Require().Describe("where"),
 			*sdk.Password("tbl.password"),
 			*sdk.Prefix("tbl.opt."),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/sdk"
@@ -68,6 +69,40 @@ func findComponent(all []client.Component, k sdk.Kind, name string) (client.Comp
 		}
 	}
 	return client.Component{}, false
+}
+
+// connectClass is the name Kafka Connect users know a component by: its
+// first alias that is a Java class name (dotted, as
+// org.apache.iceberg.connect.IcebergSinkConnector), else its floe name.
+// Aliases such as round-robin are not class names.
+func connectClass(c client.Component) string {
+	for _, a := range c.Aliases {
+		if isClassName(a) {
+			return a
+		}
+	}
+	return c.Name
+}
+
+// isClassName reports whether s looks like a fully qualified Java class
+// name: dot-separated identifiers, at least two.
+func isClassName(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" {
+			return false
+		}
+		for i, r := range p {
+			ok := r == '_' || r == '$' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // missingComponent explains a component name that matches nothing of its

@@ -34,15 +34,18 @@ func (w *Worker) ResetTopics(ctx context.Context, name string) error {
 	return w.statuses.PutTopics(ctx, name, nil)
 }
 
-// Plugins implements [API]: Class is the component name, Type its kind
-// (source, sink, partitioner, maintenance).
+// Plugins implements [API]: Class is the component's Connect class name
+// (see [connectClass]), Type its kind (source, sink, partitioner,
+// maintenance), Floe its floe name and aliases.
 func (w *Worker) Plugins(_ context.Context, connectorsOnly bool) []PluginInfo {
 	out := []PluginInfo{}
 	for _, c := range w.plugins.Components() {
 		if connectorsOnly && c.Kind != sdk.KindSource && c.Kind != sdk.KindSink {
 			continue
 		}
-		out = append(out, PluginInfo{Class: c.Name, Type: pluginType(c.Kind), Version: c.Version})
+		aliases := append([]string{}, c.Aliases...)
+		out = append(out, PluginInfo{Class: connectClass(c), Type: pluginType(c.Kind), Version: c.Version,
+			Floe: &PluginNames{Name: c.Name, Aliases: aliases}})
 	}
 	return out
 }

@@ -182,7 +182,7 @@ func TestValidate(t *testing.T) {
 	cfg["tbl.opt.compression"] = "zstd"
 	cfg["tasks.max"] = "0"
 	cfg["name"] = "v"
-	infos, err := w.Validate(context.Background(), "com.example.TblSink", cfg)
+	infos, err := w.Validate(context.Background(), "com.example.TblSinkConnector", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestValidate(t *testing.T) {
 	for _, c := range infos.Configs {
 		byName[c.Value.Name] = c
 	}
-	if infos.Name != "com.example.TblSink" || infos.ErrorCount != 1 {
+	if infos.Name != "com.example.TblSinkConnector" || infos.ErrorCount != 1 {
 		t.Fatalf("name %q, %d errors: %+v", infos.Name, infos.ErrorCount, infos)
 	}
 	if e := byName["tasks.max"].Value.Errors; len(e) != 1 || !strings.Contains(e[0], "at least 1") {
@@ -517,9 +517,25 @@ func TestPluginsListing(t *testing.T) {
 	if len(all) != 5 || len(conns) != 3 {
 		t.Fatalf("plugins %+v / %+v", all, conns)
 	}
-	defs, err := w.PluginConfig(context.Background(), "com.example.TblSink")
-	if err != nil || len(defs) != 3 || defs[0].Name != "tbl.path" || !defs[0].Required || defs[1].Type != "PASSWORD" {
-		t.Fatalf("defs %+v %v", defs, err)
+	// A component with a Connect class alias is listed by it; others by
+	// their floe name, which Floe always carries.
+	classes := map[string]PluginInfo{}
+	for _, p := range all {
+		classes[p.Class] = p
+	}
+	if p, ok := classes["com.example.TblSinkConnector"]; !ok || p.Type != "sink" || p.Floe == nil || p.Floe.Name != "tbl" {
+		t.Errorf("tbl sink not listed by its class name: %+v", all)
+	}
+	if p, ok := classes["hash"]; !ok || p.Floe == nil || p.Floe.Name != "hash" || p.Floe.Aliases == nil {
+		t.Errorf("hash partitioner not listed by its name: %+v", all)
+	}
+	// As Connect resolves a plugin: the class, its simple name, that name
+	// without "Connector", and floe's name all answer the definitions.
+	for _, name := range []string{"com.example.TblSinkConnector", "TblSinkConnector", "TblSink", "tbl"} {
+		defs, err := w.PluginConfig(context.Background(), name)
+		if err != nil || len(defs) != 3 || defs[0].Name != "tbl.path" || !defs[0].Required || defs[1].Type != "PASSWORD" {
+			t.Fatalf("PluginConfig(%q): defs %+v %v", name, defs, err)
+		}
 	}
 	if _, err := w.PluginConfig(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown: %v", err)
