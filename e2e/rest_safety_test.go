@@ -106,9 +106,10 @@ func TestRESTRefusesBrowserRequests(t *testing.T) {
 // 50 ms later while it still validates, a valid PUT of the same name, 20
 // rounds on a real floe. Every answer must tell the truth: the invalid
 // one 400, the valid one 201 (it created the connector), the connector
-// listed and RUNNING with one runtime (four plugin processes), and after
-// DELETE no plugin process left. Before the fix the valid PUT answered
-// 404 and left the connector running unlisted.
+// listed and RUNNING with one runtime (the plugin processes a lone PUT of
+// the valid config starts, measured first), and after DELETE no plugin
+// process left. Before the fix the valid PUT answered 404 and left the
+// connector running unlisted; the next PUT started a second runtime.
 func TestRESTNoGhostConnector(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("datagen"), harness.Plugin("partitioners"), harness.Plugin("iceberg"))
 	ctx := harness.Context(t, 5*time.Minute)
@@ -128,6 +129,39 @@ func TestRESTNoGhostConnector(t *testing.T) {
 			t.Errorf("POST a connector named %.20q (%d bytes): %d %s, want 400", name, len(name), r.Status, r.Body)
 		}
 	}
+	// One runtime's processes, by binary: what a lone PUT starts.
+	procNames := func() []string {
+		var names []string
+		for _, p := range f.Plugins() {
+			names = append(names, p.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	waitProcs := func(what string, want []string) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		f.WaitFor(wctx, what, func(context.Context) (bool, string, error) {
+			got := procNames()
+			return slices.Equal(got, want), fmt.Sprintf("%d plugin processes %v, want %d %v", len(got), got, len(want), want), nil
+		})
+	}
+	if _, _, err := api.PutConfig(ctx, "ghost", valid); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitStatus(ctx, "ghost", "RUNNING", false, harness.ConnectorStatus.Running)
+	time.Sleep(2 * time.Second) // validation's processes exit
+	oneRuntime := procNames()
+	if len(oneRuntime) == 0 {
+		t.Fatal("a RUNNING connector has no plugin process")
+	}
+	t.Logf("one runtime is %d plugin processes: %v", len(oneRuntime), oneRuntime)
+	if err := api.DeleteConnector(ctx, "ghost"); err != nil {
+		t.Fatal(err)
+	}
+	waitProcs("no plugin process after the first delete", nil)
+
 	for round := range 20 {
 		type answer struct {
 			code int
@@ -158,13 +192,13 @@ func TestRESTNoGhostConnector(t *testing.T) {
 			t.Fatalf("round %d: GET /connectors = %v %v, want [ghost]", round, names, err)
 		}
 		f.WaitStatus(ctx, "ghost", "RUNNING", false, harness.ConnectorStatus.Running)
+		// The invalid PUT's validation processes may take a moment to
+		// exit; a ghost runtime would stay.
+		waitProcs(fmt.Sprintf("round %d: one runtime while RUNNING", round), oneRuntime)
 		if err := api.DeleteConnector(ctx, "ghost"); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		f.WaitFor(ctx, "no plugin process after the delete", func(context.Context) (bool, string, error) {
-			ps := f.Plugins()
-			return len(ps) == 0, fmt.Sprintf("%d plugin processes: %v", len(ps), ps), nil
-		})
+		waitProcs(fmt.Sprintf("round %d: no plugin process after the delete", round), nil)
 	}
 }
 
