@@ -321,3 +321,118 @@ func TestConfigProvidersResolveInTheWorker(t *testing.T) {
 		return nil
 	})
 }
+
+// TestSecretPatternsNeverLeave creates, on a real floe, a connector
+// carrying each secret that only its key's name or its shape marks (no
+// plugin declares them PASSWORD): a catalog's bearer header, an ADLS
+// connection string's AccountKey=, an S3 SSE-C key and a librdkafka OAuth
+// config's clientSecret=. None of the random secrets may come back in any
+// REST answer (create, update, config, tasks, expand=info, validate with
+// per-key errors), floe's log, or a file of the run folder other than the
+// config store (data/connectors/, which keeps the config as given).
+//
+// The connector reads the real broker with the kafka source and writes
+// the embedded catalog, so it validates and RUNs: every secret reaches
+// the plugin processes (librdkafka takes sasl.oauthbearer.config even on
+// PLAINTEXT; iceberg-go takes the catalog properties, which a local
+// warehouse does not use), and their logs and files are checked too.
+func TestSecretPatternsNeverLeave(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry)
+	ctx := harness.Context(t, 4*time.Minute)
+	topic := harness.UniqueName("e2e_secrets")
+	if err := harness.CreateTopic(ctx, env, topic, 1); err != nil {
+		t.Fatal(err)
+	}
+	bearer, accountKey := harness.UniqueName("bearer"), harness.UniqueName("accountkey")
+	sseKey, clientSecret := harness.UniqueName("ssekey"), harness.UniqueName("clientsecret")
+	secrets := []string{bearer, accountKey, sseKey, clientSecret}
+
+	f := harness.StartFloe(t, env, harness.Options{})
+	var leaks []string
+	f.API.Observe = func(method, path string, r *harness.Response) {
+		for _, s := range secrets {
+			if strings.Contains(string(r.Body), s) {
+				leaks = append(leaks, fmt.Sprintf("%s %s (%d) returns %s", method, path, r.Status, s))
+			}
+		}
+	}
+	cfg := map[string]string{
+		"connector.class":                      "iceberg",
+		"source":                               "kafka",
+		"topics":                               topic,
+		"kafka.bootstrap.servers":              env.KafkaBootstrap,
+		"schema.registry.url":                  env.SchemaRegistryURL,
+		"iceberg.tables":                       "secrets.t",
+		"iceberg.catalog.header.Authorization": "Bearer " + bearer,
+		"iceberg.catalog.adls.connection-string.floeacct": "DefaultEndpointsProtocol=https;AccountName=floeacct;AccountKey=" + accountKey + ";EndpointSuffix=core.windows.net",
+		"iceberg.catalog.s3.sse.key":                      sseKey,
+		"kafka.sasl.oauthbearer.config":                   "clientId=floe clientSecret=" + clientSecret + " scope=all",
+	}
+	if _, err := f.API.CreateConnector(ctx, harness.Connector{Name: "secrets", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitStatus(ctx, "secrets", "RUNNING", false, harness.ConnectorStatus.Running)
+	updated := maps.Clone(cfg)
+	updated["commit.interval.ms"] = "2000"
+	if _, _, err := f.API.PutConfig(ctx, "secrets", updated); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitStatus(ctx, "secrets", "RUNNING after the update", false, harness.ConnectorStatus.Running)
+	for _, path := range []string{"/connectors/secrets", "/connectors/secrets/config", "/connectors/secrets/tasks",
+		"/connectors?expand=info", "/connectors?expand=info&expand=status"} {
+		if _, err := f.API.Do(ctx, "GET", path, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Validation echoes every value; with per-key errors too (a bad
+	// tasks.max, and a secret-bearing value that fails its own check).
+	if _, err := f.API.Validate(ctx, "iceberg", cfg); err != nil {
+		t.Fatal(err)
+	}
+	bad := maps.Clone(cfg)
+	bad["tasks.max"] = "many"
+	bad["kafka.bootstrap.servers"] = ""
+	bad["iceberg.tables"] = "Bearer " + bearer
+	infos, err := f.API.Validate(ctx, "iceberg", bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos.ErrorCount == 0 {
+		t.Errorf("validating a bad config found no error; the per-key errors are not checked")
+	}
+	if len(leaks) > 0 {
+		t.Errorf("secrets returned by the REST API:\n%s", strings.Join(leaks, "\n"))
+	}
+	log := f.Log()
+	for _, s := range secrets {
+		if strings.Contains(log, s) {
+			t.Errorf("secret %s is in floe's log", s)
+		}
+	}
+	store := filepath.Join(f.DataDir, "connectors")
+	_ = filepath.Walk(f.Dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info.IsDir() {
+			if p == store {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if info.Size() > 8<<20 {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, s := range secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("secret %s is in %s", s, p)
+			}
+		}
+		return nil
+	})
+	if err := f.API.DeleteConnector(ctx, "secrets"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -42,8 +42,9 @@ var (
 		// connection strings (AccountKey=, SharedAccessSignature=), OAuth
 		// configs (clientSecret=), JAAS options (password="...").
 		{regexp.MustCompile(`(?i)((?:^|[?&;,\s])(?:password|passwd|pwd|secret|token|access_token|refresh_token|client_?secret|account_?key|shared_?access_?signature|sig)\s*=\s*)(?:"[^"]*"|'[^']*'|[^&;,\s]+)`), "${1}" + HiddenValue},
-		// HTTP credentials: "Bearer <token>", "Basic <base64>"
-		{regexp.MustCompile(`(?i)(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}" + HiddenValue},
+		// HTTP credentials: "Bearer <token>", "Basic <base64>". A token
+		// is RFC 6750's b64token, base64url's "_" included.
+		{regexp.MustCompile(`(?i)(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/=_-]{8,}`), "${1}" + HiddenValue},
 	}
 )
 

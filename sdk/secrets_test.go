@@ -50,6 +50,7 @@ func TestRedactInline(t *testing.T) {
 		"clientId=floe clientSecret=abc123 scope=all":                                                   "clientId=floe clientSecret=[hidden] scope=all",
 		`org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p w";`: `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password=[hidden];`,
 		"Bearer eyJhbGciOiJIUzI1NiJ9.e30.x":                                                             "Bearer [hidden]",
+		"Bearer abc_def-ghi_jkl":                                                                        "Bearer [hidden]",
 		"Authorization: Basic dXNlcjpwYXNz":                                                             "Authorization: Basic [hidden]",
 		"SASL_SSL":                                                                                      "SASL_SSL",
 		"OAUTHBEARER":                                                                                   "OAUTHBEARER",

@@ -54,7 +54,7 @@ func statusOf(err error) int {
 func messageOf(err error) string {
 	var ve *worker.ValidationError
 	if errors.As(err, &ve) {
-		return validationMessage(ve.Infos)
+		return validationMessage(maskInfos(ve.Infos))
 	}
 	return err.Error()
 }

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"maps"
+	"strings"
 
 	"github.com/floehq/floe/host/worker"
 	"github.com/floehq/floe/sdk"
@@ -100,8 +101,21 @@ func maskInfos(infos worker.ConfigInfos) worker.ConfigInfos {
 	out := infos
 	out.Configs = make([]worker.ConfigInfo, len(infos.Configs))
 	for i, c := range infos.Configs {
+		secret := c.Definition.Type == "PASSWORD" || sdk.IsSecretKey(c.Value.Name)
+		// A key's errors may quote its value (a check saying what it
+		// got): they hide what the value shows hidden.
+		if len(c.Value.Errors) > 0 {
+			errs := make([]string, len(c.Value.Errors))
+			for j, e := range c.Value.Errors {
+				if secret && c.Value.Value != nil && *c.Value.Value != "" {
+					e = strings.ReplaceAll(e, *c.Value.Value, sdk.HiddenValue)
+				}
+				errs[j] = sdk.RedactInline(e)
+			}
+			c.Value.Errors = errs
+		}
 		if c.Value.Value != nil {
-			if c.Definition.Type == "PASSWORD" || sdk.IsSecretKey(c.Value.Name) {
+			if secret {
 				c.Value.Value = nil
 			} else {
 				v := sdk.RedactInline(*c.Value.Value)

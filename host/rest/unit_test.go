@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/floehq/floe/host/worker"
 )
 
 // TestMaskValue: answers hide what the SDK's classification calls secret
@@ -85,5 +87,26 @@ func TestLineCol(t *testing.T) {
 		if l != want[0] || c != want[1] {
 			t.Errorf("lineCol(%d) = %d:%d, want %d:%d", idx, l, c, want[0], want[1])
 		}
+	}
+}
+
+// TestMaskInfosErrors: a key's errors hide what its value hides, since a
+// check may quote the value it refused.
+func TestMaskInfosErrors(t *testing.T) {
+	secret, inline := "s3cr3t-value", "iceberg.catalog.uri"
+	v1, v2 := secret, "Bearer tok_en_12345"
+	raw := worker.ConfigInfos{Configs: []worker.ConfigInfo{
+		{Definition: worker.ConfigDef{Type: "PASSWORD"}, Value: worker.ConfigValue{Name: "catalog.pass", Value: &v1, Errors: []string{"bad value " + secret}}},
+		{Value: worker.ConfigValue{Name: inline, Value: &v2, Errors: []string{`"Bearer tok_en_12345" is not a URI`}}},
+	}}
+	infos := maskInfos(raw)
+	if e := infos.Configs[0].Value.Errors[0]; e != "bad value "+hidden || infos.Configs[0].Value.Value != nil {
+		t.Errorf("password key: errors %q, value %v", e, infos.Configs[0].Value.Value)
+	}
+	if e := infos.Configs[1].Value.Errors[0]; strings.Contains(e, "tok_en") {
+		t.Errorf("inline secret in an error: %q", e)
+	}
+	if msg := messageOf(&worker.ValidationError{Infos: raw}); strings.Contains(msg, secret) || strings.Contains(msg, "tok_en") {
+		t.Errorf("400 message leaks: %s", msg)
 	}
 }
