@@ -59,6 +59,16 @@ type Options struct {
 	CompactTimeout  time.Duration
 	MaintDatagenCap float64 // datagen.rate of both runs; 0 = as fast as floe goes
 
+	// Recovery section (issue 15): kills under a paced load, broker
+	// restarts.
+	RecoveryKills          int               // kills of each target (and no-kill baselines)
+	RecoveryBrokerRestarts int               // broker restarts, SIGTERM and kill -9 in turn
+	RecoveryRate           float64           // records/s produced throughout
+	RecoverySteady         time.Duration     // steady state after a catch-up before the next kill
+	RecoveryBrokerDown     time.Duration     // how long the broker stays down
+	RecoveryTimeout        time.Duration     // a catch-up that takes longer fails the section
+	RecoveryConfig         map[string]string // connector keys added (or, empty, removed)
+
 	// Profile runs perf on floe and its plugins (unstripped builds) during
 	// the second floe run of sections 1 and 2.
 	Profile        bool
@@ -112,6 +122,14 @@ func Defaults(repo string, quick bool) Options {
 		ScanColumn:     "quantity",
 		CompactTimeout: 30 * time.Minute,
 
+		RecoveryKills:          10,
+		RecoveryBrokerRestarts: 6,
+		RecoveryRate:           2000,
+		RecoverySteady:         2 * time.Second,
+		RecoveryBrokerDown:     5 * time.Second,
+		RecoveryTimeout:        2 * time.Minute,
+		RecoveryConfig:         map[string]string{},
+
 		ProfileSeconds: 15,
 		ResultsDir:     filepath.Join(repo, "bench-results"),
 	}
@@ -127,6 +145,8 @@ func Defaults(repo string, quick bool) Options {
 		o.PartInterval = 5 * time.Second
 		o.MaintDuration = 3 * time.Minute
 		o.CompactTimeout = 10 * time.Minute
+		o.RecoveryKills = 3
+		o.RecoveryBrokerRestarts = 3
 	}
 	return o
 }

@@ -225,3 +225,18 @@ func SelfCPU() time.Duration {
 
 // ShortName drops the floe-plugin- prefix of a plugin binary's name.
 func ShortName(name string) string { return strings.TrimPrefix(name, "floe-plugin-") }
+
+// LoadAvg is the machine's 1, 5 and 15 minute load averages
+// (/proc/loadavg), "?" when unreadable: on a shared machine, the other
+// sessions' share of the figures.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/floehq/floe/e2e/harness"
-	"github.com/floehq/floe/plugins/kafka/kafkatest"
 )
 
 // freshRun is one freshness run's result.
@@ -160,41 +159,16 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	run := StartRun(t, env, conn, 100*time.Millisecond)
 	run.WaitRunning(ctx)
 
-	parts := int64(o.KafkaPartitions)
-	var produced int64
-	var start time.Time
-	var stamps []time.Time // the timestamp of every 1000th record
-	var payload []byte
-	records := func(yield func(kafkatest.Record) bool) {
-		start = time.Now()
-		for n := int64(0); ; n++ {
-			due := time.Duration(float64(n) / rate * 1e9)
-			if due >= d || ctx.Err() != nil {
-				return
-			}
-			if wait := due - time.Since(start); wait > time.Millisecond {
-				time.Sleep(wait)
-			}
-			p, off := int(n%parts), n/parts
-			payload = g.AppendAvro(payload[:0], p, off)
-			now := time.Now()
-			if n%1000 == 0 {
-				stamps = append(stamps, now)
-			}
-			if !yield(kafkatest.Record{Partition: int32(p), Key: g.AppendLastKey(nil), Value: harness.Frame(id, payload), Timestamp: now}) {
-				return
-			}
-			produced = n + 1
-		}
-	}
+	pc := &pacer{Gen: g, SchemaID: id, Partitions: int64(o.KafkaPartitions), Rate: rate, For: d, StampEvery: 1000}
 	t.Logf("producing at %.0f records/s for %s (commit.interval.ms=%d)", rate, d, interval.Milliseconds())
-	got, err := kafkatest.Produce(ctx, env.KafkaBootstrap, topic, 0, records)
+	got, err := pc.produce(ctx, env.KafkaBootstrap, topic)
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}
 	stopped := time.Now()
+	start, stamps := pc.Start, pc.Stamps
 	res.Produced = int64(got)
-	res.Rate = float64(produced) / stopped.Sub(start).Seconds()
+	res.Rate = float64(pc.Handed()) / stopped.Sub(start).Seconds()
 	run.F.WaitStatus(ctx, conn.Name, "every produced record committed", false, func(s harness.ConnectorStatus) bool {
 		return s.Floe != nil && s.Floe.RecordsOut >= res.Produced
 	})

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/floehq/floe/e2e/harness"
-	"github.com/floehq/floe/plugins/kafka/kafkatest"
 )
 
 // lakeCatalog is one catalog and store the lake section ingests into.
@@ -131,36 +130,13 @@ func lakeRun(t *T, env harness.Env, o Options, rate float64, c lakeCatalog) lake
 	run := StartRun(t, env, conn, 100*time.Millisecond)
 	run.WaitRunning(ctx)
 
-	parts := int64(o.KafkaPartitions)
-	var start time.Time
-	var stamps []time.Time // the produce time of every 100th record
-	var payload []byte
-	records := func(yield func(kafkatest.Record) bool) {
-		start = time.Now()
-		for n := int64(0); ; n++ {
-			due := time.Duration(float64(n) / rate * 1e9)
-			if due >= o.LakeDuration || ctx.Err() != nil {
-				return
-			}
-			if wait := due - time.Since(start); wait > time.Millisecond {
-				time.Sleep(wait)
-			}
-			p, off := int(n%parts), n/parts
-			payload = g.AppendAvro(payload[:0], p, off)
-			now := time.Now()
-			if n%100 == 0 {
-				stamps = append(stamps, now)
-			}
-			if !yield(kafkatest.Record{Partition: int32(p), Key: g.AppendLastKey(nil), Value: harness.Frame(id, payload), Timestamp: now}) {
-				return
-			}
-		}
-	}
+	pc := &pacer{Gen: g, SchemaID: id, Partitions: int64(o.KafkaPartitions), Rate: rate, For: o.LakeDuration, StampEvery: 100}
 	t.Logf("%s: producing at %.0f records/s for %s", c.name, rate, o.LakeDuration)
-	produced, err := kafkatest.Produce(ctx, env.KafkaBootstrap, topic, 0, records)
+	produced, err := pc.produce(ctx, env.KafkaBootstrap, topic)
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}
+	start, stamps := pc.Start, pc.Stamps
 	res.rate = float64(produced) / time.Since(start).Seconds()
 	run.F.WaitStatus(ctx, conn.Name, "every produced record committed", false, func(s harness.ConnectorStatus) bool {
 		return s.Floe != nil && s.Floe.RecordsOut >= int64(produced)

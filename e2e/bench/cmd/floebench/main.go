@@ -1,7 +1,7 @@
 // Command floebench runs floe's benchmarks against the real services and
 // prints Markdown tables; e2e/bench/run (make bench) is its front end.
 //
-//	floebench [flags] datagen|kafka|freshness|partitioners|maintenance|all …
+//	floebench [flags] datagen|kafka|freshness|partitioners|maintenance|lake|recovery|all …
 //
 // Every flag can also be set in the environment as FLOE_BENCH_<FLAG>
 // (upper case, dashes as underscores): FLOE_BENCH_QUICK=1,
@@ -23,7 +23,7 @@ import (
 	"github.com/floehq/floe/e2e/harness"
 )
 
-var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance", "lake"}
+var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance", "lake", "recovery"}
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -53,7 +53,7 @@ func run(args []string) int {
 	fs.IntVar(&o.RawRecords, "raw-records", o.RawRecords, "datagen, kafka: records per raw-limit run")
 	fs.DurationVar(&o.CommitInterval, "commit-interval", o.CommitInterval, "datagen, kafka: commit.interval.ms")
 	fs.Int64Var(&o.KafkaRecords, "kafka-records", o.KafkaRecords, "kafka: records preloaded into the topic")
-	fs.IntVar(&o.KafkaPartitions, "kafka-partitions", o.KafkaPartitions, "kafka, freshness: topic partitions")
+	fs.IntVar(&o.KafkaPartitions, "kafka-partitions", o.KafkaPartitions, "kafka, freshness, lake, recovery: topic partitions")
 	fs.DurationVar(&o.FreshDuration, "fresh-duration", o.FreshDuration, "freshness: length of the 1 s-commit run (commit latency series)")
 	fs.DurationVar(&o.FreshShortDuration, "fresh-short-duration", o.FreshShortDuration, "freshness: length of the 10 s-commit run")
 	fs.Float64Var(&o.FreshRate, "fresh-rate", o.FreshRate, "freshness: records/s to produce (0: half of floe's measured max)")
@@ -70,20 +70,16 @@ func run(args []string) int {
 	fs.DurationVar(&o.MaintSample, "maint-sample", o.MaintSample, "maintenance: how often files and manifests are counted")
 	fs.Float64Var(&o.MaintDatagenCap, "maint-rate", o.MaintDatagenCap, "maintenance: datagen.rate of both runs (0: as fast as floe goes)")
 	fs.Func("maint-config", "maintenance: key=value[,key=value…] added to (or, with an empty value, removed from) the with-maintenance run's keys", func(v string) error {
-		for _, kv := range strings.Split(v, ",") {
-			k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
-			if !ok || k == "" {
-				return fmt.Errorf("%q is not key=value", kv)
-			}
-			if val == "" {
-				delete(o.MaintConfig, k)
-			} else {
-				o.MaintConfig[k] = val
-			}
-		}
-		return nil
+		return setKeys(o.MaintConfig, v)
 	})
 	fs.IntVar(&o.ScanRuns, "scan-runs", o.ScanRuns, "maintenance: full-scan runs per engine and table")
+	fs.IntVar(&o.RecoveryKills, "recovery-kills", o.RecoveryKills, "recovery: kill -9s of each process (host, source, sink, partitioner), and no-kill baselines")
+	fs.IntVar(&o.RecoveryBrokerRestarts, "recovery-broker-restarts", o.RecoveryBrokerRestarts, "recovery: restarts of the (private) broker")
+	fs.Float64Var(&o.RecoveryRate, "recovery-rate", o.RecoveryRate, "recovery: records/s produced throughout")
+	fs.DurationVar(&o.RecoveryBrokerDown, "recovery-broker-down", o.RecoveryBrokerDown, "recovery: how long the broker stays down")
+	fs.Func("recovery-config", "recovery: key=value[,key=value…] added to (or, with an empty value, removed from) the connector's keys", func(v string) error {
+		return setKeys(o.RecoveryConfig, v)
+	})
 	fs.BoolVar(&o.Profile, "profile", o.Profile, "datagen, kafka: perf-profile floe and its plugins (unstripped builds) during the second run")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", o.ProfileSeconds, "length of the perf recording")
 	out := fs.String("out", "", "results file (default bench-results/<date>.md, appended)")
@@ -120,7 +116,7 @@ func run(args []string) int {
 	}
 	rep.Heading(1, "floe benchmarks, %s (%s)", time.Now().Format("2006-01-02 15:04 MST"), mode)
 	rep.Para("Command: `%s`. floe %s, %s, %d CPUs, load average at start %s.",
-		strings.Join(append([]string{"floebench"}, bench.NeutralArgs(env.RepoDir, args)...), " "), gitDescribe(env.RepoDir), runtime.Version(), runtime.NumCPU(), loadAvg())
+		strings.Join(append([]string{"floebench"}, bench.NeutralArgs(env.RepoDir, args)...), " "), gitDescribe(env.RepoDir), runtime.Version(), runtime.NumCPU(), bench.LoadAvg())
 
 	state := &bench.State{}
 	failed := false
@@ -140,6 +136,8 @@ func run(args []string) int {
 				bench.Maintenance(t, o, rep)
 			case "lake":
 				bench.Lake(t, o, rep, state)
+			case "recovery":
+				bench.Recovery(t, o, rep)
 			}
 		})
 		if err != nil {
@@ -171,6 +169,23 @@ func run(args []string) int {
 	return 0
 }
 
+// setKeys applies a flag's key=value[,key=value…] to m: an empty value
+// deletes the key.
+func setKeys(m map[string]string, v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%q is not key=value", kv)
+		}
+		if val == "" {
+			delete(m, k)
+		} else {
+			m[k] = val
+		}
+	}
+	return nil
+}
+
 func gitDescribe(repo string) string {
 	cmd := exec.Command("git", "describe", "--tags", "--always", "--dirty")
 	cmd.Dir = repo
@@ -179,16 +194,4 @@ func gitDescribe(repo string) string {
 		return "(unknown version)"
 	}
 	return strings.TrimSpace(string(b))
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
