@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,6 +94,12 @@ func Recovery(t *T, o Options, rep *Report) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Hour)
 	defer cancel()
 
+	// The reader of this checkout: the services' env file names the one
+	// of the checkout that started them, which may be gone by the end of
+	// the section (worktrees come and go on a shared machine).
+	if own := filepath.Join(shared.RepoDir, "e2e", "readers", "read_table.py"); fileExists(own) {
+		shared.ReadTable = own
+	}
 	// A private broker (the shared one's other users must not lose it),
 	// for the whole section: the kills and the restarts of the broker.
 	broker := harness.StartBroker(t, shared)
@@ -587,4 +594,9 @@ func (w *frontierWatch) Wait(from time.Time, timeout time.Duration, ok func(fron
 func (w *frontierWatch) Stop() {
 	w.once.Do(func() { close(w.stop) })
 	<-w.done
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
