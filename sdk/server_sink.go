@@ -145,7 +145,11 @@ func (ss *sinkServer) Flush(ctx context.Context, req *pb.FlushRequest) (*pb.Flus
 	if err != nil {
 		return nil, err
 	}
-	return &pb.FlushResponse{Results: writeResultsToProto(results)}, nil
+	resp := &pb.FlushResponse{Results: writeResultsToProto(results)}
+	if sk, ok := e.task.(SinkTaskWithSkips); ok {
+		resp.Skipped = sk.Skipped(req.GetCheckpoint())
+	}
+	return resp, nil
 }
 
 func (ss *sinkServer) Commit(ctx context.Context, req *pb.SinkCommitRequest) (*pb.SinkCommitResponse, error) {

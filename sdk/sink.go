@@ -103,6 +103,19 @@ type SinkTaskWithSchemas interface {
 	PrepareSchema(ctx context.Context, s Schema) ([]string, error)
 }
 
+// SinkTaskWithSkips is implemented by sinks that drop some records on
+// purpose, neither writing nor rejecting them (the iceberg sink's records
+// that reach no table, with iceberg.tables.unrouted=skip). The host counts
+// them in the connector's status and in floe_records_skipped_total, so
+// that dropping is never silent.
+type SinkTaskWithSkips interface {
+	// Skipped is called once after each Flush(checkpoint) that succeeded,
+	// never concurrently with another Skipped. It returns how many
+	// records of the Writes of checkpoint, and of earlier checkpoints not
+	// yet counted, the sink dropped; each dropped record is counted once.
+	Skipped(checkpoint uint64) int64
+}
+
 // Frontier is what a sink holds of each source partition.
 type Frontier struct {
 	Positions  map[string]int64

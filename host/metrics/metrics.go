@@ -30,6 +30,7 @@ type Metrics struct {
 	pluginRestarts     *prometheus.CounterVec
 	restarts           *prometheus.CounterVec
 	deadLetters        *prometheus.CounterVec
+	skipped            *prometheus.CounterVec
 	writerLoad         *prometheus.GaugeVec
 
 	maintRuns      *prometheus.CounterVec
@@ -102,6 +103,9 @@ func New() *Metrics {
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "floe_dead_letters_total", Help: "Records sent to the dead-letter queue (or only logged when no DLQ topic is set).",
 		}, conn),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "floe_records_skipped_total", Help: "Records the sink dropped on purpose, neither written nor dead-lettered (the iceberg sink's records that reach no table, iceberg.tables.unrouted=skip).",
+		}, conn),
 		writerLoad: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "floe_writer_load", Help: "Per-writer load as the partitioner reports it (1.0 = even share).",
 		}, []string{"connector", "writer"}),
@@ -126,7 +130,7 @@ func New() *Metrics {
 		m.recordsIn, m.bytesIn, m.recordsOut, m.batchesInFlight,
 		m.checkpoints, m.checkpointDuration, m.commits, m.commitFailures,
 		m.commitDuration, m.commitLag, m.pendingCheckpoints, m.filesWritten,
-		m.pluginRestarts, m.restarts, m.deadLetters, m.writerLoad,
+		m.pluginRestarts, m.restarts, m.deadLetters, m.skipped, m.writerLoad,
 		m.maintRuns, m.maintDuration, m.maintLastRun, m.maintLastFiles,
 	)
 	m.tables.register(reg)
@@ -159,6 +163,7 @@ func (m *Metrics) Forget(name string) {
 	m.pluginRestarts.DeletePartialMatch(l)
 	m.restarts.DeletePartialMatch(l)
 	m.deadLetters.DeletePartialMatch(l)
+	m.skipped.DeletePartialMatch(l)
 	m.writerLoad.DeletePartialMatch(l)
 	m.maintRuns.DeletePartialMatch(l)
 	m.maintDuration.DeletePartialMatch(l)
@@ -258,6 +263,16 @@ func (c *Connector) DeadLetters(n int) {
 		return
 	}
 	c.m.deadLetters.WithLabelValues(c.name).Add(float64(n))
+}
+
+// Skipped counts records the sink dropped on purpose (see
+// sdk.SinkTaskWithSkips). The series appears with the first flush, so
+// that a connector that skips nothing shows 0 rather than nothing.
+func (c *Connector) Skipped(n int64) {
+	if c == nil {
+		return
+	}
+	c.m.skipped.WithLabelValues(c.name).Add(float64(n))
 }
 
 // WriterLoad sets the per-writer load the partitioner reported.

@@ -63,19 +63,21 @@ func (s *session) barrier() error {
 
 	n := s.c.progress.pending.Add(1)
 	s.c.metrics.PendingCheckpoints(int(n))
-	results, err := s.sink.Flush(s.ctx, cp.ID)
+	flushed, err := s.sink.Flush(s.ctx, cp.ID)
 	if err != nil {
 		s.sinkFailed(fmt.Sprintf("flush of checkpoint %d", cp.ID), err)
 		return fmt.Errorf("flush of checkpoint %d: %w", cp.ID, err)
 	}
 	sdk.CrashPoint("host.after-flush") // crash tests: phase 1 done, phase 2 not begun
-	cp.Results = results
-	for _, r := range results {
+	cp.Results = flushed.Results
+	for _, r := range flushed.Results {
 		cp.Files += r.Files
 	}
 	s.c.progress.files.Add(int64(cp.Files))
+	s.c.progress.skipped.Add(flushed.Skipped)
 	s.c.metrics.Checkpoint(time.Since(start), cp.Files)
-	s.c.logger.Debug("checkpoint flushed", "checkpoint", cp.ID, "partitions", len(ranges), "records", cp.Records, "files", cp.Files)
+	s.c.metrics.Skipped(flushed.Skipped)
+	s.c.logger.Debug("checkpoint flushed", "checkpoint", cp.ID, "partitions", len(ranges), "records", cp.Records, "files", cp.Files, "skipped", flushed.Skipped)
 	return s.results.Send(s.ctx, cp)
 }
 

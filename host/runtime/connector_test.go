@@ -657,6 +657,39 @@ func TestRejectedRecordsAreDeadLettered(t *testing.T) {
 	}
 }
 
+func TestSkippedRecordsAreCounted(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, count: 50, batch: 10}
+	e := newEnv(t, src, nil)
+	e.fp.sink.skipOff = map[int64]bool{3: true, 17: true, 41: true}
+	m := metrics.New()
+	e.opts.Metrics = m.Connector("c")
+	c := e.start(context.Background())
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	// Skipped records are neither dead letters nor a failure: the
+	// checkpoints holding them commit, and the count reaches the status
+	// and floe_records_skipped_total.
+	p := c.Status().Progress
+	if p.Skipped != 3 || p.DeadLetters != 0 {
+		t.Fatalf("skipped = %d, dead letters = %d; want 3 and 0", p.Skipped, p.DeadLetters)
+	}
+	if fr := e.fp.sink.frontierCopy(); fr["topic/0"] != 50 {
+		t.Fatalf("frontier %v", fr)
+	}
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := -1.0
+	for _, mf := range mfs {
+		if mf.GetName() == "floe_records_skipped_total" && len(mf.GetMetric()) == 1 {
+			got = mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	if got != 3 {
+		t.Fatalf("floe_records_skipped_total{connector=\"c\"} = %v; want 3 (-1: no series)", got)
+	}
+}
+
 func TestOffsetOverride(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 2, count: 100, batch: 10}
 	e := newEnv(t, src, nil)

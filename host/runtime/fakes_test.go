@@ -420,6 +420,7 @@ type fakeTable struct {
 	commitErr          error // fail every commit with it when set
 	failWrite          error
 	rejectOff          map[int64]bool // offsets the sink rejects
+	skipOff            map[int64]bool // offsets the sink drops on purpose
 	writesDuringCommit atomic.Int64
 	committing         atomic.Bool
 	opens              int
@@ -486,6 +487,7 @@ type fakeCkpt struct {
 	flushed  bool
 	rows     map[string][]int64
 	records  int64
+	skipped  int64
 }
 
 func (s *fakeSink) ckpt(n uint64) *fakeCkpt {
@@ -522,7 +524,7 @@ func (s *fakeSink) Write(_ context.Context, n uint64, b client.Batch, writers []
 	}
 	s.t.mu.Lock()
 	failWrite := s.t.failWrite
-	reject := s.t.rejectOff
+	reject, skip := s.t.rejectOff, s.t.skipOff
 	s.t.mu.Unlock()
 	if failWrite != nil {
 		return nil, failWrite
@@ -564,6 +566,10 @@ func (s *fakeSink) Write(_ context.Context, n uint64, b client.Batch, writers []
 			rejected = append(rejected, sdk.Rejected{Offset: o, Reason: "value too large"})
 			continue
 		}
+		if skip[o] {
+			c.skipped++
+			continue
+		}
 		c.rows[b.Partition] = append(c.rows[b.Partition], o)
 		c.records++
 	}
@@ -572,9 +578,9 @@ func (s *fakeSink) Write(_ context.Context, n uint64, b client.Batch, writers []
 	return rejected, nil
 }
 
-func (s *fakeSink) Flush(_ context.Context, n uint64) ([]sdk.WriteResult, error) {
+func (s *fakeSink) Flush(_ context.Context, n uint64) (client.Flushed, error) {
 	if err := s.p.check(); err != nil {
-		return nil, err
+		return client.Flushed{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -598,7 +604,10 @@ func (s *fakeSink) Flush(_ context.Context, n uint64) ([]sdk.WriteResult, error)
 	s.t.mu.Unlock()
 	c.flushed = true
 	s.lastFlushed = n
-	return []sdk.WriteResult{{Payload: []byte(fmt.Sprint(n)), Writer: 0, Records: c.records, Files: 1}}, nil
+	return client.Flushed{
+		Results: []sdk.WriteResult{{Payload: []byte(fmt.Sprint(n)), Writer: 0, Records: c.records, Files: 1}},
+		Skipped: c.skipped,
+	}, nil
 }
 
 func (s *fakeSink) Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {

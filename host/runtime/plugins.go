@@ -63,7 +63,7 @@ type SinkTask interface {
 	Frontier(ctx context.Context) (sdk.Frontier, error)
 	PrepareSchema(ctx context.Context, s client.Schema) ([]string, error)
 	Write(ctx context.Context, checkpoint uint64, b client.Batch, writers []uint32) ([]sdk.Rejected, error)
-	Flush(ctx context.Context, checkpoint uint64) ([]sdk.WriteResult, error)
+	Flush(ctx context.Context, checkpoint uint64) (client.Flushed, error)
 	Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error)
 	Close(ctx context.Context) error
 }

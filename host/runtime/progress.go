@@ -11,9 +11,12 @@ import (
 
 // Progress is floe's view of a running connector, for its status.
 type Progress struct {
-	RecordsIn          int64
-	RecordsOut         int64
-	DeadLetters        int64
+	RecordsIn   int64
+	RecordsOut  int64
+	DeadLetters int64
+	// Skipped counts records the sink dropped on purpose, neither
+	// written nor dead-lettered (sdk.SinkTaskWithSkips).
+	Skipped            int64
 	Checkpoint         uint64 // last committed checkpoint id
 	CommittedAt        time.Time
 	Commits            int64
@@ -42,6 +45,7 @@ type progress struct {
 	recordsIn      atomic.Int64
 	recordsOut     atomic.Int64
 	deadLetters    atomic.Int64
+	skipped        atomic.Int64
 	commits        atomic.Int64
 	files          atomic.Int64
 	pending        atomic.Int64
@@ -78,6 +82,7 @@ func (p *progress) snapshot() Progress {
 		RecordsIn:          p.recordsIn.Load(),
 		RecordsOut:         p.recordsOut.Load(),
 		DeadLetters:        p.deadLetters.Load(),
+		Skipped:            p.skipped.Load(),
 		Checkpoint:         p.checkpoint,
 		CommittedAt:        p.committedAt,
 		Commits:            p.commits.Load(),

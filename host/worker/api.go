@@ -190,6 +190,7 @@ type Progress struct {
 	RecordsIn          int64     `json:"records_in"`
 	RecordsOut         int64     `json:"records_out"`
 	DeadLetters        int64     `json:"dead_letters"`
+	Skipped            int64     `json:"skipped"`
 	Checkpoint         uint64    `json:"checkpoint"`
 	CommittedAt        time.Time `json:"committed_at,omitzero"`
 	Commits            int64     `json:"commits"`

@@ -257,10 +257,10 @@ func (s *fakeSink) Write(_ context.Context, n uint64, b client.Batch, _ []uint32
 	return nil, nil
 }
 
-func (s *fakeSink) Flush(_ context.Context, n uint64) ([]sdk.WriteResult, error) {
+func (s *fakeSink) Flush(_ context.Context, n uint64) (client.Flushed, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return []sdk.WriteResult{{Records: s.rows[n], Files: 1}}, nil
+	return client.Flushed{Results: []sdk.WriteResult{{Records: s.rows[n], Files: 1}}}, nil
 }
 
 func (s *fakeSink) Commit(_ context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {

@@ -42,7 +42,7 @@ func (w *Worker) status(c *conn) ConnectorStatus {
 		}
 		p := rs.Progress
 		st.Floe = &Progress{
-			RecordsIn: p.RecordsIn, RecordsOut: p.RecordsOut, DeadLetters: p.DeadLetters,
+			RecordsIn: p.RecordsIn, RecordsOut: p.RecordsOut, DeadLetters: p.DeadLetters, Skipped: p.Skipped,
 			Checkpoint: p.Checkpoint, CommittedAt: p.CommittedAt, Commits: p.Commits,
 			FilesWritten: p.FilesWritten, PendingCheckpoints: p.PendingCheckpoints,
 			WriterLoad: p.WriterLoad, PluginRestarts: p.PluginRestarts, EndOfInput: p.EndOfInput,

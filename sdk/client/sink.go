@@ -105,13 +105,21 @@ func (t *SinkTask) Write(ctx context.Context, checkpoint uint64, b Batch, writer
 	return rejectedFromProto(resp.GetRejected()), nil
 }
 
+// Flushed is what a sink's Flush of a checkpoint reports.
+type Flushed struct {
+	Results []sdk.WriteResult
+	// Skipped counts the records the sink dropped on purpose (see
+	// sdk.SinkTaskWithSkips); 0 from sinks that drop none.
+	Skipped int64
+}
+
 // Flush closes a checkpoint's files (phase 1).
-func (t *SinkTask) Flush(ctx context.Context, checkpoint uint64) ([]sdk.WriteResult, error) {
+func (t *SinkTask) Flush(ctx context.Context, checkpoint uint64) (Flushed, error) {
 	resp, err := t.p.sink.Flush(ctx, &pb.FlushRequest{Handle: t.handle, Checkpoint: checkpoint})
 	if err != nil {
-		return nil, t.p.callError(ctx, fmt.Sprintf("%s: flush checkpoint %d", t.label, checkpoint), err)
+		return Flushed{}, t.p.callError(ctx, fmt.Sprintf("%s: flush checkpoint %d", t.label, checkpoint), err)
 	}
-	return writeResultsFromProto(resp.GetResults()), nil
+	return Flushed{Results: writeResultsFromProto(resp.GetResults()), Skipped: resp.GetSkipped()}, nil
 }
 
 // Commit registers a checkpoint's files (phase 2).

@@ -295,10 +295,14 @@ func (k *sinkKitRun) flush(t tb, s *session, task *client.SinkTask, cp uint64, w
 	t.Helper()
 	ctx, cancel := s.callCtx(callTimeout)
 	defer cancel()
-	results, err := task.Flush(ctx, cp)
+	flushed, err := task.Flush(ctx, cp)
 	if err != nil {
 		t.Fatalf("Flush(%d): %v", cp, err)
 	}
+	if flushed.Skipped < 0 {
+		t.Errorf("Flush(%d) reports %d records skipped; a count is never negative", cp, flushed.Skipped)
+	}
+	results := flushed.Results
 	var sum int64
 	for _, r := range results {
 		switch {
@@ -544,12 +548,12 @@ func (k *sinkKitRun) commitRetry(t tb, s *session, _ map[string]string, in []cli
 	// Not k.flush: a sink that writes a record to several tables may count
 	// it once per table (write_flush_commit checks Flush).
 	ctx, cancel := ist.callCtx(callTimeout)
-	results, err := itask.Flush(ctx, cp)
+	flushed, err := itask.Flush(ctx, cp)
 	cancel()
 	if err != nil {
 		t.Fatalf("Flush(%d): %v", cp, err)
 	}
-	req := sdk.CommitRequest{Checkpoint: cp, Ranges: w.rangeList(), Results: results}
+	req := sdk.CommitRequest{Checkpoint: cp, Ranges: w.rangeList(), Results: flushed.Results}
 	ctx, cancel = ist.callCtx(callTimeout)
 	_, err = itask.Commit(ctx, req)
 	cancel()

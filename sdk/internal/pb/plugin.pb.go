@@ -2679,8 +2679,12 @@ func (x *WriteResult) GetFiles() int32 {
 }
 
 type FlushResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*WriteResult         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []*WriteResult         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// skipped counts records of the checkpoint's writes that the sink
+	// dropped on purpose, neither writing nor rejecting them (the iceberg
+	// sink's records that reach no table); 0 from sinks that drop none.
+	Skipped       int64 `protobuf:"varint,2,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2720,6 +2724,13 @@ func (x *FlushResponse) GetResults() []*WriteResult {
 		return x.Results
 	}
 	return nil
+}
+
+func (x *FlushResponse) GetSkipped() int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
 }
 
 type SinkCommitRequest struct {
@@ -3790,9 +3801,10 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06writer\x18\x02 \x01(\x05R\x06writer\x12\x18\n" +
 	"\arecords\x18\x03 \x01(\x03R\arecords\x12\x14\n" +
 	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x14\n" +
-	"\x05files\x18\x05 \x01(\x05R\x05files\"F\n" +
+	"\x05files\x18\x05 \x01(\x05R\x05files\"`\n" +
 	"\rFlushResponse\x125\n" +
-	"\aresults\x18\x01 \x03(\v2\x1b.floe.plugin.v1.WriteResultR\aresults\"\xb1\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x1b.floe.plugin.v1.WriteResultR\aresults\x12\x18\n" +
+	"\askipped\x18\x02 \x01(\x03R\askipped\"\xb1\x01\n" +
 	"\x11SinkCommitRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x1e\n" +
 	"\n" +
