@@ -220,6 +220,21 @@ func TestApacheIcebergSinkConfigs(t *testing.T) {
 			t.Errorf("the log does not report records skipped with %s", want)
 		}
 	}
+	// The skipped records reach /metrics too: a third of the records
+	// (type delete, table orphan) in each routed connector, none elsewhere.
+	m, err := f.API.Metrics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range connectors {
+		want := 0.0
+		if name == "static" || name == "dynamic" {
+			want = n / 3
+		}
+		if got, found := m.Sum("floe_records_skipped_total", `connector="`+name+`"`); !found || got != want {
+			t.Errorf("floe_records_skipped_total{connector=%q} = %v (found %v), want %v", name, got, found, want)
+		}
+	}
 	for k := range carriedOver {
 		if k == "iceberg.control.commit.interval-ms" { // floe's commit interval: used, not ignored
 			continue

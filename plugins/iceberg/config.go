@@ -41,6 +41,7 @@ const (
 	keyDynamic         = "iceberg.tables.dynamic-enabled"
 	keySourceMetadata  = "iceberg.tables.source-metadata-enabled"
 	keyUnrouted        = "iceberg.tables.unrouted"
+	keyUnroutedLog     = "iceberg.tables.unrouted.log"
 	keyRetryAttempts   = "iceberg.commit.retry.max-attempts"
 	keyRetryBackoff    = "iceberg.commit.retry.initial-backoff-ms"
 	keyRetryMaxBackoff = "iceberg.commit.retry.max-backoff-ms"
@@ -114,8 +115,11 @@ func Spec() sdk.Spec {
 			Describe("Route each record to the table named by its route field (namespace.table, lower-cased), creating it when auto-create is on.").
 			Default("false").InGroup(gTables),
 		sdk.String(keyUnrouted).
-			Describe("What happens to a record that reaches no table (its route field is null, matches no route-regex, or with dynamic routing names no namespace.table): skip drops it, as the Apache Iceberg sink does, counting it and logging the count and an example value at each checkpoint; reject makes it a bad record (the dead-letter queue, or a failed task, as errors.tolerance says).").
+			Describe("What happens to a record that reaches no table (its route field is null, matches no route-regex, or with dynamic routing names no namespace.table): skip drops it, as the Apache Iceberg sink does, counting it in floe_records_skipped_total and the status (and in the log at each checkpoint, see "+keyUnroutedLog+"); reject makes it a bad record (the dead-letter queue, or a failed task, as errors.tolerance says).").
 			Default(unroutedSkip).OneOf(unroutedSkip, unroutedReject).InGroup(gTables),
+		sdk.Bool(keyUnroutedLog).
+			Describe("With "+keyUnrouted+"=skip, log at each checkpoint how many records were skipped for reaching no table, with the route field and an example value. The count always reaches floe_records_skipped_total and the connector status's floe.skipped; turn the log off when the metric is watched and the line is noise.").
+			Default("true").InGroup(gTables),
 		sdk.Bool(keySourceMetadata).
 			Describe("Add the columns _source_partition (string), _source_offset (long) and _source_timestamp (timestamptz) to every row: where it came from.").
 			Default("true").InGroup(gTables),
@@ -175,7 +179,10 @@ type settings struct {
 	dynamic    bool
 	// skipUnrouted drops records that reach no table instead of
 	// rejecting them (iceberg.tables.unrouted=skip).
-	skipUnrouted   bool
+	skipUnrouted bool
+	// logUnrouted logs the skipped count at each checkpoint
+	// (iceberg.tables.unrouted.log).
+	logUnrouted    bool
 	sourceMetadata bool
 
 	retryAttempts    int
@@ -221,6 +228,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		routeRegex:      map[string]*regexp.Regexp{},
 		dynamic:         r.Bool(keyDynamic),
 		skipUnrouted:    cfg.String(keyUnrouted) != unroutedReject,
+		logUnrouted:     r.Bool(keyUnroutedLog),
 		sourceMetadata:  r.Bool(keySourceMetadata),
 		retryAttempts:   r.Int(keyRetryAttempts),
 		retryBackoff:    r.Duration(keyRetryBackoff),

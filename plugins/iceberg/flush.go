@@ -3,7 +3,6 @@ package iceberg
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/floehq/floe/sdk"
 )
@@ -36,7 +35,7 @@ func (t *task) Flush(ctx context.Context, checkpoint uint64) ([]sdk.WriteResult,
 		t.flushed, t.anyFlush = checkpoint, true
 	}
 	t.mu.Unlock()
-	t.unrouted.report(t.log, checkpoint, strings.Join(t.cfg.routeField, "."))
+	t.reportUnrouted(checkpoint)
 
 	var out []sdk.WriteResult
 	for i, ch := range replies {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,41 +26,87 @@ type routed struct {
 	example string
 }
 
-// unroutedCounter counts the records dropped for reaching no table since
-// the last checkpoint's report. Safe for concurrent use.
+// unroutedCounter counts the records dropped for reaching no table, per
+// checkpoint of the Writes that dropped them: Writes of N+1 may come
+// before Flush(N), and each checkpoint's count belongs to its own flush.
+// Safe for concurrent use.
 type unroutedCounter struct {
 	mu      sync.Mutex
-	n       int64
+	pending map[uint64]unroutedCount // by checkpoint, not yet flushed
 	total   int64
+	// flushed is what flushes took and Skipped has not yet handed on.
+	flushed int64
+}
+
+type unroutedCount struct {
+	n       int64
 	example string
 }
 
-func (c *unroutedCounter) add(n int64, example string) {
+func (c *unroutedCounter) add(checkpoint uint64, n int64, example string) {
 	if n == 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n += n
-	c.total += n
-	if c.example == "" {
-		c.example = example
+	if c.pending == nil {
+		c.pending = map[uint64]unroutedCount{}
 	}
+	p := c.pending[checkpoint]
+	p.n += n
+	if p.example == "" {
+		p.example = example
+	}
+	c.pending[checkpoint] = p
+	c.total += n
 }
 
-// report logs what was dropped since the last report, once per
-// checkpoint, so that skipping is never silent.
-func (c *unroutedCounter) report(log *slog.Logger, checkpoint uint64, field string) {
+// flush takes the counts of checkpoint and earlier ones: how many were
+// dropped, how many in all since the task opened, and one route value.
+func (c *unroutedCounter) flush(checkpoint uint64) (n, total int64, example string) {
 	c.mu.Lock()
-	n, total, example := c.n, c.total, c.example
-	c.n, c.example = 0, ""
-	c.mu.Unlock()
-	if n == 0 {
+	defer c.mu.Unlock()
+	for cp, p := range c.pending {
+		if cp > checkpoint {
+			continue
+		}
+		n += p.n
+		if example == "" {
+			example = p.example
+		}
+		delete(c.pending, cp)
+	}
+	c.flushed += n
+	return n, c.total, example
+}
+
+// skipped hands on what flushes took since the last call.
+func (c *unroutedCounter) skipped() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.flushed
+	c.flushed = 0
+	return n
+}
+
+// reportUnrouted takes what Writes of checkpoint (and earlier ones)
+// dropped for reaching no table and, unless iceberg.tables.unrouted.log
+// is off, logs it once per checkpoint, so that skipping is never silent
+// even where nobody reads the metric.
+func (t *task) reportUnrouted(checkpoint uint64) {
+	n, total, example := t.unrouted.flush(checkpoint)
+	if n == 0 || !t.cfg.logUnrouted {
 		return
 	}
-	log.Info("iceberg sink: skipped records that reach no table, as the Apache Iceberg sink does (set "+keyUnrouted+"=reject to dead-letter them instead)",
-		"checkpoint", checkpoint, "skipped", n, "skipped_total", total, "route_field", field, "example_value", example)
+	t.log.Info("iceberg sink: skipped records that reach no table, as the Apache Iceberg sink does (set "+keyUnrouted+"=reject to dead-letter them instead)",
+		"checkpoint", checkpoint, "skipped", n, "skipped_total", total,
+		"route_field", strings.Join(t.cfg.routeField, "."), "example_value", example)
 }
+
+// Skipped reports the records dropped for reaching no table that the
+// flushes since the last call took (sdk.SinkTaskWithSkips): the host
+// counts them in floe_records_skipped_total and the connector's status.
+func (t *task) Skipped(uint64) int64 { return t.unrouted.skipped() }
 
 // route decides each row's tables, readies those tables for the batch's
 // schema and marks them for the connector. Without a route field every

@@ -148,11 +148,60 @@ func TestUnroutedRecordsAreSkipped(t *testing.T) {
 			if !strings.Contains(out, "skipped=10") || !strings.Contains(out, "example_value="+tc.example) || !strings.Contains(out, keyUnrouted+"=reject") {
 				t.Errorf("log does not report the 10 skipped records with an example and the way out:\n%s", out)
 			}
+			if n := tk.Skipped(1); n != 10 {
+				t.Errorf("Skipped(1) = %d, want the 10 records for the host's metric", n)
+			}
+			if n := tk.Skipped(1); n != 0 {
+				t.Errorf("a second Skipped(1) = %d, want 0: each record is counted once", n)
+			}
 			fr, err := f.open(1).Frontier(context.Background())
 			if err != nil || fr.Positions["p"] != 50 {
 				t.Fatalf("frontier = %+v, %v: the skipped records must not hold it back", fr, err)
 			}
 		})
+	}
+}
+
+// Skipped counts each checkpoint's dropped records at that checkpoint's
+// flush, even when Writes of the next one come first; with
+// iceberg.tables.unrouted.log=false nothing is logged but the count still
+// reaches the host.
+func TestUnroutedCountPerCheckpoint(t *testing.T) {
+	f := newFixture(t, map[string]string{keyTables: "db.west", keyRouteField: "country",
+		prefixTable + "db.west" + suffixRouteRegex: "fr", keyUnroutedLog: "false"})
+	tk := f.open(1)
+	var logs bytes.Buffer
+	tk.log = slog.New(slog.NewTextHandler(&logs, nil))
+	prepare(t, tk, 1, schemaV1)
+	// Offsets below 40 go to db.west; of the rest, every second one is
+	// "it" and reaches no table.
+	fill := func(col string, off int64, b array.Builder) bool {
+		if col != "country" {
+			return false
+		}
+		if off >= 40 && off%2 == 0 {
+			b.(*array.StringBuilder).Append("it")
+		} else {
+			b.(*array.StringBuilder).Append("fr")
+		}
+		return true
+	}
+	write(t, tk, 1, batchRows(schemaV1, 1, "p", 0, 50, fill))  // 5 skipped
+	write(t, tk, 2, batchRows(schemaV1, 1, "p", 50, 10, fill)) // 5 skipped, before Flush(1)
+	if _, err := tk.Flush(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := tk.Skipped(1); n != 5 {
+		t.Errorf("Skipped(1) = %d, want checkpoint 1's 5 (checkpoint 2's wait for Flush(2))", n)
+	}
+	if _, err := tk.Flush(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if n := tk.Skipped(2); n != 5 {
+		t.Errorf("Skipped(2) = %d, want 5", n)
+	}
+	if strings.Contains(logs.String(), "skipped records") {
+		t.Errorf("%s=false, yet the skipped records are logged:\n%s", keyUnroutedLog, logs.String())
 	}
 }
 

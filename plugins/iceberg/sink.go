@@ -138,8 +138,8 @@ type task struct {
 	closeMu sync.RWMutex
 	writers []*writer
 
-	// unrouted counts records skipped for reaching no table; Flush
-	// reports them.
+	// unrouted counts records skipped for reaching no table; Flush logs
+	// them and Skipped hands them to the host.
 	unrouted unroutedCounter
 }
 
@@ -147,6 +147,7 @@ var (
 	_ sdk.SinkTask             = (*task)(nil)
 	_ sdk.SinkTaskWithFrontier = (*task)(nil)
 	_ sdk.SinkTaskWithSchemas  = (*task)(nil)
+	_ sdk.SinkTaskWithSkips    = (*task)(nil)
 )
 
 func (t *task) closedErr() error {

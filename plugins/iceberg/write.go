@@ -44,7 +44,7 @@ func (t *task) Write(ctx context.Context, req sdk.WriteRequest) ([]sdk.Rejected,
 	if err != nil {
 		return nil, err
 	}
-	t.unrouted.add(r.skipped, r.example)
+	t.unrouted.add(req.Checkpoint, r.skipped, r.example)
 	items, err := t.split(ctx, req, r)
 	if err != nil {
 		return nil, err
