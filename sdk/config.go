@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// KeyDataDir is the key of the worker's data directory, which the host
+// adds to every plugin's config.
+const KeyDataDir = "floe.data.dir"
+
 // Config is a connector's config as one component sees it: the keys of the
 // connector that the component's [Spec] declares (exactly or by a prefix
 // field) plus floe.data.dir, with the component's defaults filled in. The

@@ -1,9 +1,11 @@
 package kafka
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -144,7 +146,7 @@ func spec() sdk.Spec {
 		sdk.String(KeyConsumerGroupID).InGroup(gKafka).Rank(sdk.High).
 			Describe("Consumer group of the connector's tasks. Default: connect-<connector name>, as Kafka Connect names its sink connectors' groups, so Connect tooling finds it. floe commits the group's offsets after each checkpoint, for monitoring; the Iceberg table holds the truth."),
 		sdk.Bool(KeyStaticMembership).Default("true").InGroup(gKafka).
-			Describe("Each task joins the group as a static member (group.instance.id floe-<connector>-<task>, KIP-345), so a task restarted after a crash, a kill -9 or a move to another worker takes its partitions back at once instead of waiting for the old member's session timeout and a rebalance. A static member does not leave the group when it closes: when tasks.max shrinks, the removed tasks' partitions move after kafka.session.timeout.ms (10 s by default here). false: dynamic members, which leave on close and are replaced after the session timeout when they crash."),
+			Describe("Each task joins the group as a static member (KIP-345; group.instance.id floe-<connector>-<task>-<digest of the host name, the data dir and the subscription>), so a task restarted on the same worker after a crash or a kill -9 takes its partitions back at once instead of waiting for the old member's session timeout and a rebalance. A static member does not leave the group when it closes: the partitions of a task that does not come back (tasks.max lowered, the task moved to another worker, the topics changed) move after kafka.session.timeout.ms (10 s by default here). false: dynamic members, which leave on close and are replaced after the session timeout when they crash."),
 		sdk.String(KeyAutoOffsetReset).Default("earliest").OneOf("earliest", "latest").InGroup(gKafka).
 			Describe("Where a partition starts when neither floe (the sink's committed positions) nor the consumer group has a position for it: earliest or latest."),
 
@@ -334,6 +336,24 @@ func readSettings(cfg sdk.Config, connector string, task int) (settings, error) 
 	return s, nil
 }
 
+// staticMemberID names a task's static group member: the task, then a
+// digest of the worker (host name and data dir) and of the subscription.
+// The same task restarted on the same worker rejoins under the same id
+// and takes its partitions back at once. Another worker running the task
+// (a standby taking over, a zombie waking up) joins as another member
+// instead of fencing the one that runs it. A changed subscription gets a
+// new member too: the broker hands a rejoining static member its old
+// assignment without a rebalance, which would be the old topics'.
+func staticMemberID(member, dataDir string, s settings) string {
+	host, _ := os.Hostname()
+	h := sha256.New()
+	for _, part := range append([]string{host, dataDir, s.topicsRegex}, slices.Sorted(slices.Values(s.topics))...) {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%s-%x", member, h.Sum(nil)[:4])
+}
+
 // subscriptionPattern turns a topics.regex (a Java pattern matched against
 // whole topic names) into a librdkafka subscription, which is a regex when
 // it starts with "^" and otherwise matches anywhere in the name.
@@ -369,7 +389,7 @@ func kafkaConfig(cfg sdk.Config, s settings, connector string, task int) (ckafka
 	member := fmt.Sprintf("floe-%s-%d", connector, task)
 	setDefault("client.id", member)
 	if s.static {
-		km["group.instance.id"] = member
+		km["group.instance.id"] = staticMemberID(member, cfg.String(sdk.KeyDataDir), s)
 	}
 	// A broker that comes back is found within a second, not after
 	// librdkafka's 10 s backoff ceiling.

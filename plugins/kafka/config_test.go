@@ -37,7 +37,6 @@ func TestSettingsDefaults(t *testing.T) {
 		"enable.auto.offset.store":      false,
 		"auto.offset.reset":             "earliest",
 		"client.id":                     "floe-orders-to-iceberg-2",
-		"group.instance.id":             "floe-orders-to-iceberg-2",
 		"session.timeout.ms":            10000,
 		"reconnect.backoff.max.ms":      1000,
 		"queued.max.messages.kbytes":    32768,
@@ -153,6 +152,41 @@ func TestSettingsPassThrough(t *testing.T) {
 	}
 	if s.registry.Username != "reg" || s.registry.Password != "secret:with:colons" || s.registry.CAFile != "/etc/ca.pem" {
 		t.Errorf("registry config %+v", s.registry)
+	}
+}
+
+// A task's static member id stays the same for the same task on the same
+// worker with the same subscription, and changes with any of them: a
+// standby worker must not fence the running one, and a new subscription
+// must not get the old one's cached assignment.
+func TestStaticMemberID(t *testing.T) {
+	id := func(dataDir string, task int, edit func(map[string]string)) string {
+		t.Helper()
+		cfg := minimalConfig()
+		cfg[sdk.KeyDataDir] = dataDir
+		if edit != nil {
+			edit(cfg)
+		}
+		s, err := parseSettings(sdk.NewConfig(cfg), "orders", task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := s.kafka["group.instance.id"].(string)
+		return v
+	}
+	base := id("/var/lib/floe", 2, nil)
+	if !strings.HasPrefix(base, "floe-orders-2-") || base != id("/var/lib/floe", 2, nil) {
+		t.Fatalf("id %q: want floe-orders-2-<digest>, the same every time", base)
+	}
+	for what, other := range map[string]string{
+		"another task":      id("/var/lib/floe", 1, nil),
+		"another worker":    id("/srv/floe", 2, nil),
+		"another topic":     id("/var/lib/floe", 2, func(c map[string]string) { c[KeyTopics] = "refunds" }),
+		"a pattern instead": id("/var/lib/floe", 2, func(c map[string]string) { delete(c, KeyTopics); c[KeyTopicsRegex] = "orders" }),
+	} {
+		if other == base {
+			t.Errorf("%s: the same id %q", what, base)
+		}
 	}
 }
 

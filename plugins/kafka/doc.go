@@ -35,14 +35,20 @@
 // # Static membership
 //
 // Each task is a static member of the group (consumer.static.membership,
-// on by default; group.instance.id floe-<connector>-<task>, KIP-345). A
-// task that comes back after a crash, a kill -9 of its process or of the
-// host, or a move to another worker rejoins under the same id and gets
-// its partitions back at once: no rebalance, no wait for the old member's
-// session timeout. A static member does not leave the group when it
-// closes, so partitions of a task that does not come back (tasks.max
-// lowered, a connector deleted while another group member reads on) move
-// after session.timeout.ms, which the plugin lowers to 10 s.
+// on by default; KIP-345). Its group.instance.id is
+// floe-<connector>-<task>-<digest>, the digest of the worker (host name
+// and data dir) and of the subscription. A task that comes back on the
+// same worker after a crash or a kill -9 of its process or of the host
+// rejoins under the same id and gets its partitions back at once: no
+// rebalance, no wait for the old member's session timeout. The digest
+// keeps another worker running the same task (a standby, a zombie that
+// woke up) from fencing the one that runs it, and keeps a changed
+// subscription from getting the old one's assignment, which the broker
+// hands a rejoining static member without a rebalance. A static member
+// does not leave the group when it closes, so partitions of a task that
+// does not come back (tasks.max lowered, the task moved to another
+// worker, the topics changed) move after session.timeout.ms, which the
+// plugin lowers to 10 s.
 //
 // A record below its partition's start position (a topic deleted and
 // recreated, a truncated log) fails the task: its offsets no longer match
