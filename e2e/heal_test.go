@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,15 +23,9 @@ func TestPostgresCatalogOutageHealsByItself(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers)
 	ctx := harness.Context(t, 8*time.Minute)
-	pg, err := url.Parse(env.PostgresURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := harness.StartTCPProxy(t, pg.Host)
-	viaProxy := *pg
-	viaProxy.Host = proxy.Addr
+	proxy, viaProxy := proxied(t, env.PostgresURL)
 	r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "pgoutage",
-		extra: map[string]string{"iceberg.catalog.uri": viaProxy.String()}})
+		extra: map[string]string{"iceberg.catalog.uri": viaProxy}})
 
 	before := r.waitCommitted(ctx, r.committed(ctx)+1000)
 	proxy.Down()

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -170,4 +171,17 @@ func withConfig(c harness.Connector, changes map[string]string) harness.Connecto
 		}
 	}
 	return out
+}
+
+// proxied starts a TCP proxy to rawURL's host and returns it with rawURL
+// pointed at it.
+func proxied(t *testing.T, rawURL string) (*harness.TCPProxy, string) {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		t.Fatalf("soak: %q is not a URL with a host to proxy: %v", rawURL, err)
+	}
+	p := harness.StartTCPProxy(t, u.Host)
+	u.Host = p.Addr
+	return p, u.String()
 }

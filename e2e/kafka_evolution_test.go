@@ -308,13 +308,10 @@ func waitFrontier(t *testing.T, ctx context.Context, f *harness.Floe, name, topi
 		got := map[int32]int64{}
 		sum := int64(0)
 		for _, o := range offs.Offsets {
-			if fmt.Sprint(o.Partition["kafka_topic"]) != topic {
-				continue
+			if tp, p, v, ok := o.Kafka(); ok && tp == topic {
+				got[p] = v
+				sum += v
 			}
-			p, _ := strconv.Atoi(fmt.Sprint(o.Partition["kafka_partition"]))
-			v, _ := strconv.ParseInt(fmt.Sprint(o.Offset["kafka_offset"]), 10, 64)
-			got[int32(p)] = v
-			sum += v
 		}
 		done := true
 		for p, e := range ends {

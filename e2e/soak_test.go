@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -173,19 +172,6 @@ func TestCrashSoak(t *testing.T) {
 	if done < cycles && !t.Failed() {
 		t.Errorf("soak: only %d of %d cycles ran", done, cycles)
 	}
-}
-
-// proxied starts a TCP proxy to rawURL's host and returns it with rawURL
-// pointed at it.
-func proxied(t *testing.T, rawURL string) (*harness.TCPProxy, string) {
-	t.Helper()
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		t.Fatalf("soak: %q is not a URL with a host to proxy: %v", rawURL, err)
-	}
-	p := harness.StartTCPProxy(t, u.Host)
-	u.Host = p.Addr
-	return p, u.String()
 }
 
 // soakCycle is one cycle of the soak: a crashCycle or an outageCycle.

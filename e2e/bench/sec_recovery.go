@@ -537,12 +537,8 @@ func (w *frontierWatch) poll(ctx context.Context) {
 	at := time.Now()
 	s := frontierSample{At: at, Ends: make([]int64, w.parts)}
 	for _, o := range offs.Offsets {
-		if fmt.Sprint(o.Partition["kafka_topic"]) != w.topic {
-			continue
-		}
-		p, err1 := strconv.Atoi(fmt.Sprint(o.Partition["kafka_partition"]))
-		v, err2 := strconv.ParseInt(fmt.Sprint(o.Offset["kafka_offset"]), 10, 64)
-		if err1 != nil || err2 != nil || p < 0 || p >= w.parts {
+		topic, p, v, ok := o.Kafka()
+		if !ok || topic != w.topic || p < 0 || int(p) >= w.parts {
 			continue
 		}
 		s.Ends[p] = v

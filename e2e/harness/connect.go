@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -148,6 +149,18 @@ type Offsets struct {
 type Offset struct {
 	Partition map[string]any `json:"partition"`
 	Offset    map[string]any `json:"offset"`
+}
+
+// Kafka reads a sink connector's entry: topic, partition and offset; ok
+// is false for an entry that is not one.
+func (o Offset) Kafka() (topic string, partition int32, offset int64, ok bool) {
+	topic, _ = o.Partition["kafka_topic"].(string)
+	p, err1 := strconv.ParseInt(fmt.Sprint(o.Partition["kafka_partition"]), 10, 32)
+	offset, err2 := strconv.ParseInt(fmt.Sprint(o.Offset["kafka_offset"]), 10, 64)
+	if topic == "" || err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return topic, int32(p), offset, true
 }
 
 // PluginInfo is one entry of GET /connector-plugins. Class is the Connect

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -281,10 +280,13 @@ func StartLake(t testing.TB, env Env) *PrivateLake {
 	if err1 != nil || err2 != nil || pl.Lake.S3Endpoint == "" || pl.Lake.RESTURI == "" {
 		t.Fatalf("harness: private lake: env file %s lacks the lake's pids or addresses", filepath.Join(dir, "env"))
 	}
-	pl.S3 = &Service{t: t, Name: "object store", pid: s3pid, envDir: dir, envVar: "FLOE_S3_PID", LogFile: pl.Lake.S3Log,
-		ready: func() bool { return httpAnswers(pl.Lake.S3Endpoint + "/") }}
-	pl.REST = &Service{t: t, Name: "REST catalog", pid: restpid, envDir: dir, envVar: "FLOE_REST_CATALOG_PID", LogFile: pl.Lake.RESTLog,
-		readyLine: "floe-rest-catalog ready on"}
+	proc := func(what, pidVar, logFile string, pid int) *service {
+		return &service{t: t, what: what, dir: dir, logFile: logFile, pidVar: pidVar, repo: env.RepoDir, pid: pid}
+	}
+	pl.S3 = &Service{Name: "object store", LogFile: pl.Lake.S3Log, proc: proc("object store", "FLOE_S3_PID", pl.Lake.S3Log, s3pid),
+		ready: func([]byte) bool { return httpAnswers(pl.Lake.S3Endpoint + "/") }}
+	pl.REST = &Service{Name: "REST catalog", LogFile: pl.Lake.RESTLog, proc: proc("REST catalog", "FLOE_REST_CATALOG_PID", pl.Lake.RESTLog, restpid),
+		ready: logSays("floe-rest-catalog ready on")}
 	t.Logf("harness: private lake (object store pid %d at %s, REST catalog pid %d at %s) in %s",
 		s3pid, pl.Lake.S3Endpoint, restpid, pl.Lake.RESTURI, time.Since(start).Round(time.Millisecond))
 	return pl
@@ -297,7 +299,7 @@ func (pl *PrivateLake) cleanup() {
 	}
 	for _, s := range []*Service{pl.S3, pl.REST} {
 		if s != nil {
-			s.kill()
+			s.proc.kill()
 		}
 	}
 	if pl.t.Failed() || os.Getenv("FLOE_E2E_KEEP") == "1" {
@@ -310,165 +312,24 @@ func (pl *PrivateLake) cleanup() {
 // Service is one process of a private lake that a test may stop and
 // start again.
 type Service struct {
-	t       testing.TB
 	Name    string
 	LogFile string
-	pid     int
-	envDir  string
-	envVar  string
-	// ready tells that a restarted service serves: ready() true, or
-	// readyLine logged after the restart.
-	ready     func() bool
-	readyLine string
-	cmd       *exec.Cmd
-	done      chan struct{}
-	argv      []string
-	cwd       string
-	environ   []string
+	proc    *service
+	// ready tells that the restarted service serves, given its log since
+	// the restart.
+	ready func(log []byte) bool
 }
 
 // PID is the service's pid now.
-func (s *Service) PID() int { return s.pid }
+func (s *Service) PID() int { return s.proc.pid }
 
 // Stop sends sig to the service and waits until it is gone.
-func (s *Service) Stop(sig syscall.Signal) {
-	s.t.Helper()
-	if s.argv == nil {
-		var err error
-		if s.argv, s.cwd, s.environ, err = procCommand(s.pid); err != nil {
-			s.t.Fatalf("harness: %s: %v", s.Name, err)
-		}
-	}
-	_ = syscall.Kill(s.pid, sig)
-	deadline := time.Now().Add(30 * time.Second)
-	for pidAlive(s.pid) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(s.pid, syscall.SIGKILL)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if s.done != nil {
-		<-s.done
-	}
-	s.t.Logf("harness: %s (pid %d) stopped by %v", s.Name, s.pid, sig)
-}
+func (s *Service) Stop(sig syscall.Signal) { s.proc.t.Helper(); s.proc.stop(sig) }
 
 // Start runs the stopped service again with the command line, working
 // folder and environment up gave it, appending to its log, and waits
 // until it serves.
-func (s *Service) Start() {
-	s.t.Helper()
-	if s.argv == nil {
-		s.t.Fatalf("harness: %s: Start before Stop", s.Name)
-	}
-	logf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		s.t.Fatalf("harness: %s: %v", s.Name, err)
-	}
-	defer func() { _ = logf.Close() }()
-	st, _ := logf.Stat()
-	from := st.Size()
-	start := time.Now()
-	cmd := exec.Command(s.argv[0], s.argv[1:]...)
-	cmd.Dir, cmd.Env = s.cwd, s.environ
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("harness: %s: restart: %v", s.Name, err)
-	}
-	s.cmd, s.pid, s.done = cmd, cmd.Process.Pid, make(chan struct{})
-	done := s.done
-	go func() { _ = cmd.Wait(); close(done) }()
-	if err := setEnvVar(filepath.Join(s.envDir, "env"), s.envVar, strconv.Itoa(s.pid)); err != nil {
-		s.t.Logf("harness: %s: %v (down will not stop pid %d; the test's cleanup does)", s.Name, err, s.pid)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for !s.serving(from) {
-		select {
-		case <-done:
-			s.t.Fatalf("harness: %s: the restarted process exited; see %s", s.Name, s.LogFile)
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("harness: %s: not serving 2 minutes after its restart; see %s", s.Name, s.LogFile)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.t.Logf("harness: %s restarted (pid %d) in %s", s.Name, s.pid, time.Since(start).Round(time.Millisecond))
-}
-
-// serving tells whether the restarted service serves: its ready check
-// passes, or its log has the ready line past byte offset from.
-func (s *Service) serving(from int64) bool {
-	if s.ready != nil && s.ready() {
-		return true
-	}
-	if s.readyLine == "" {
-		return false
-	}
-	b, _ := os.ReadFile(s.LogFile)
-	return int64(len(b)) > from && bytes.Contains(b[from:], []byte(s.readyLine))
-}
-
-func (s *Service) kill() {
-	if s.pid > 0 && pidAlive(s.pid) {
-		_ = syscall.Kill(s.pid, syscall.SIGKILL)
-	}
-	if s.done != nil {
-		<-s.done
-	}
-}
-
-// procCommand reads a process's argv, working folder and environment.
-func procCommand(pid int) (argv []string, cwd string, environ []string, err error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("read the command line of pid %d: %w", pid, err)
-	}
-	argv = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-	if cwd, err = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err != nil {
-		return nil, "", nil, fmt.Errorf("read the working folder of pid %d: %w", pid, err)
-	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("read the environment of pid %d: %w", pid, err)
-	}
-	environ = strings.Split(strings.TrimRight(string(env), "\x00"), "\x00")
-	if len(argv) == 0 || argv[0] == "" {
-		return nil, "", nil, fmt.Errorf("pid %d has an empty command line", pid)
-	}
-	return argv, cwd, environ, nil
-}
-
-// setEnvVar rewrites one export line of an env file.
-func setEnvVar(path, name, value string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "export "+name+"=") {
-			line = fmt.Sprintf("export %s=%q", name, value)
-		}
-		out = append(out, line)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(out, "\n")), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// runServices runs an e2e/services script on state folder dir.
-func runServices(repo, dir string, timeout time.Duration, script string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(repo, "e2e", "services", script), args...)
-	cmd.Env = append(servicesEnv(), "FLOE_SERVICES_DIR="+dir)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
+func (s *Service) Start() { s.proc.t.Helper(); s.proc.start(s.ready) }
 
 // httpAnswers tells whether anything answers HTTP at url.
 func httpAnswers(url string) bool {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,7 +53,7 @@ func upService(t testing.TB, env Env, what, pidVar, logName string, args ...stri
 	}
 	s := &service{t: t, what: what, dir: dir, logFile: filepath.Join(dir, "logs", logName), pidVar: pidVar, repo: env.RepoDir}
 	t.Cleanup(s.cleanup)
-	if out, err := s.services(4*time.Minute, "up", args...); err != nil {
+	if out, err := runServices(s.repo, dir, 4*time.Minute, "up", args...); err != nil {
 		t.Fatalf("harness: start a %s in %s: %v\n%s", what, dir, err, out)
 	}
 	vars, err := readEnvFile(filepath.Join(dir, "env"))
@@ -71,7 +71,8 @@ func upService(t testing.TB, env Env, what, pidVar, logName string, args ...stri
 func (s *service) stop(sig syscall.Signal) {
 	s.t.Helper()
 	if s.argv == nil {
-		if err := s.record(); err != nil {
+		var err error
+		if s.argv, s.cwd, s.environ, err = procCommand(s.pid); err != nil {
 			s.t.Fatalf("harness: %s: %v", s.what, err)
 		}
 	}
@@ -117,7 +118,7 @@ func (s *service) start(ready func(log []byte) bool) {
 	s.cmd, s.pid, s.done = cmd, cmd.Process.Pid, make(chan struct{})
 	done := s.done
 	go func() { _ = cmd.Wait(); close(done) }()
-	if err := s.setEnvPID(); err != nil {
+	if err := setEnvVar(filepath.Join(s.dir, "env"), s.pidVar, strconv.Itoa(s.pid)); err != nil {
 		s.t.Logf("harness: %s: %v (down will not stop pid %d; the test's cleanup does)", s.what, err, s.pid)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
@@ -137,52 +138,6 @@ func (s *service) start(ready func(log []byte) bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.t.Logf("harness: %s started again (pid %d) in %s", s.what, s.pid, time.Since(start).Round(time.Millisecond))
-}
-
-// record reads the process's argv, working folder and environment.
-func (s *service) record() error {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.pid))
-	if err != nil {
-		return fmt.Errorf("read the command line: %w", err)
-	}
-	s.argv = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-	if s.cwd, err = os.Readlink(fmt.Sprintf("/proc/%d/cwd", s.pid)); err != nil {
-		return fmt.Errorf("read the working folder: %w", err)
-	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", s.pid))
-	if err != nil {
-		return fmt.Errorf("read the environment: %w", err)
-	}
-	s.environ = strings.Split(strings.TrimRight(string(env), "\x00"), "\x00")
-	if len(s.argv) == 0 || s.argv[0] == "" {
-		return fmt.Errorf("pid %d has an empty command line", s.pid)
-	}
-	return nil
-}
-
-// setEnvPID rewrites the pid variable in the state folder's env file.
-func (s *service) setEnvPID() error {
-	path := filepath.Join(s.dir, "env")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	line := regexp.MustCompile(`(?m)^export ` + regexp.QuoteMeta(s.pidVar) + `=.*$`)
-	b = line.ReplaceAll(b, []byte(fmt.Sprintf(`export %s="%d"`, s.pidVar, s.pid)))
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-func (s *service) services(timeout time.Duration, script string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(s.repo, "e2e", "services", script), args...)
-	cmd.Env = append(servicesEnv(), "FLOE_SERVICES_DIR="+s.dir)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }
 
 // servicesEnv is this process's environment without what an env file of
@@ -206,9 +161,20 @@ func servicesEnv() []string {
 }
 
 func (s *service) cleanup() {
-	if out, err := s.services(2*time.Minute, "down"); err != nil {
+	if out, err := runServices(s.repo, s.dir, 2*time.Minute, "down"); err != nil {
 		s.t.Logf("harness: %s: down: %v\n%s", s.what, err, out)
 	}
+	s.kill()
+	if s.t.Failed() || os.Getenv("FLOE_E2E_KEEP") == "1" {
+		s.t.Logf("harness: kept the %s's state folder %s (log %s)", s.what, s.dir, s.logFile)
+		return
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+// kill ends the process if it still runs (a test that failed between a
+// stop and a start, a state folder that down did not stop).
+func (s *service) kill() {
 	if s.pid != 0 && pidAlive(s.pid) {
 		_ = syscall.Kill(s.pid, syscall.SIGKILL)
 	}
@@ -218,11 +184,6 @@ func (s *service) cleanup() {
 		case <-time.After(10 * time.Second):
 		}
 	}
-	if s.t.Failed() || os.Getenv("FLOE_E2E_KEEP") == "1" {
-		s.t.Logf("harness: kept the %s's state folder %s (log %s)", s.what, s.dir, s.logFile)
-		return
-	}
-	_ = os.RemoveAll(s.dir)
 }
 
 // readEnvFile parses the export lines of an e2e/services env file.
@@ -239,6 +200,57 @@ func readEnvFile(path string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// procCommand reads a process's argv, working folder and environment.
+func procCommand(pid int) (argv []string, cwd string, environ []string, err error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("read the command line of pid %d: %w", pid, err)
+	}
+	argv = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if cwd, err = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err != nil {
+		return nil, "", nil, fmt.Errorf("read the working folder of pid %d: %w", pid, err)
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("read the environment of pid %d: %w", pid, err)
+	}
+	environ = strings.Split(strings.TrimRight(string(env), "\x00"), "\x00")
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, "", nil, fmt.Errorf("pid %d has an empty command line", pid)
+	}
+	return argv, cwd, environ, nil
+}
+
+// setEnvVar rewrites one export line of an env file.
+func setEnvVar(path, name, value string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "export "+name+"=") {
+			line = fmt.Sprintf("export %s=%q", name, value)
+		}
+		out = append(out, line)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// runServices runs an e2e/services script on state folder dir.
+func runServices(repo, dir string, timeout time.Duration, script string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(repo, "e2e", "services", script), args...)
+	cmd.Env = append(servicesEnv(), "FLOE_SERVICES_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // logSays is a readiness check: the log written since the start holds
