@@ -146,7 +146,7 @@ func Datagen(t *T, o Options, rep *Report) {
 	rep.Para("")
 	rep.Para("Machine: %d CPUs shared with other sessions' work; the load average at the end was %s. Under such load wall-clock rates measure the CPU share "+
 		"each side wins from the scheduler as much as its efficiency (floe runs 4 processes with many threads, the raw limit 2 goroutines), hence the per-CPU line.",
-		numCPU(), loadAvg())
+		numCPU(), LoadAvg())
 
 	reportFailures(rep, failures)
 	// Where floe's CPU goes, in the median-rate run.
@@ -298,16 +298,4 @@ func numCPU() int {
 		}
 	}
 	return n
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return f[0] + " " + f[1] + " " + f[2]
 }
