@@ -66,7 +66,9 @@ func (t *task) handle(ev ckafka.Event) {
 			t.buf.fail(fmt.Errorf("kafka: consumer of group %s failed: %w; restart the task", t.set.groupID, e))
 			return
 		}
-		t.log.Warn("kafka: consumer error", "code", e.Code().String(), "error", e.Error())
+		if n, ok := t.errLog.admit(e.Code(), time.Now()); ok {
+			t.log.Warn("kafka: consumer error", "code", e.Code().String(), "error", e.Error(), "repeats_since_last_logged", n)
+		}
 	case ckafka.OffsetsCommitted:
 		if e.Error != nil {
 			t.log.Warn("kafka: offset commit failed", "error", e.Error)
@@ -194,4 +196,30 @@ func wait(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-timer.C:
 	}
+}
+
+// errorRepeatEvery is how often one kind of consumer error is logged
+// while it keeps coming.
+const errorRepeatEvery = 10 * time.Second
+
+// errorLog decides which consumer errors are logged: the first of each
+// code, then at most one per errorRepeatEvery, saying how many were not.
+type errorLog struct {
+	last       map[ckafka.ErrorCode]time.Time
+	suppressed map[ckafka.ErrorCode]int
+}
+
+// admit reports whether an error of code seen at now is logged, and how
+// many of that code were not logged since the last one that was.
+func (l *errorLog) admit(code ckafka.ErrorCode, now time.Time) (int, bool) {
+	if l.last == nil {
+		l.last, l.suppressed = map[ckafka.ErrorCode]time.Time{}, map[ckafka.ErrorCode]int{}
+	}
+	if at, seen := l.last[code]; seen && now.Sub(at) < errorRepeatEvery {
+		l.suppressed[code]++
+		return 0, false
+	}
+	n := l.suppressed[code]
+	l.last[code], l.suppressed[code] = now, 0
+	return n, true
 }

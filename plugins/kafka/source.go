@@ -44,6 +44,9 @@ type task struct {
 
 	// Owned by the poll goroutine (and the rebalance callbacks it runs).
 	local []polled
+	// errLog rate-limits the consumer's repeated errors: librdkafka
+	// reports "all brokers are down" every 100 ms or so while they are.
+	errLog errorLog
 	// paused is set while backpressure holds the partitions paused; the
 	// poll goroutine changes it, anyone may read it.
 	paused atomic.Bool
