@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -65,6 +67,56 @@ func TestLakeCatalogOutage(t *testing.T) {
 			break
 		}
 	}
+	if _, err := r.feed.pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.f.Stop()
+}
+
+// TestLakeObjectStoreOutage kills the object store for 20 s while floe
+// ingests (the rig of TestLakeCatalogOutage). Writes and commits stall
+// and are retried; the connector never shows FAILED, nothing is committed
+// while the store is down, and once it is back ingestion resumes by
+// itself and the table holds every produced record once.
+func TestLakeObjectStoreOutage(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers, harness.LakeServices)
+	ctx := harness.Context(t, 6*time.Minute)
+	pl := harness.StartLake(t, env)
+	r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "s3outage", lake: &pl.Lake,
+		extra: map[string]string{"checkpoint.max.buffered.bytes": "262144"}})
+
+	before := r.waitCommitted(ctx, r.committed(ctx)+1000)
+	pl.S3.Stop(syscall.SIGKILL)
+	stopped := time.Now()
+	var failures []string
+	for time.Since(stopped) < 20*time.Second {
+		st, err := r.f.API.Status(ctx, r.opts.name)
+		if err != nil {
+			t.Fatalf("status during the outage: %v", err)
+		}
+		if failed := st.Failed(); failed != "" && len(failures) < 3 {
+			failures = append(failures, fmt.Sprintf("at %.1f s:\n%s", time.Since(stopped).Seconds(), failed))
+		}
+		time.Sleep(time.Second)
+	}
+	during := r.committed(ctx)
+	if during != before {
+		t.Errorf("%d records were committed while the object store was down (from %d to %d)", during-before, before, during)
+	}
+	if len(failures) > 0 {
+		t.Errorf("the connector showed FAILED during the object store outage:\n%s", strings.Join(failures, "\n"))
+	}
+	pl.S3.Start()
+	back := time.Now()
+	first := r.waitCommitted(ctx, during+1)
+	resumed := time.Since(back)
+	if resumed > 15*time.Second {
+		t.Errorf("the first commit came %s after the object store was back, want within 15 s", resumed.Round(time.Millisecond))
+	}
+	res := r.check(ctx, harness.DuckDB, true)
+	t.Logf("object store down 20 s: committed %d before and %d at the end of the outage; first commit (%d) %.1f s after it was back; %d rows after; lost %d, duplicated %d",
+		before, during, first, resumed.Seconds(), res.rows, res.lost, res.duplicated)
 	if _, err := r.feed.pause(ctx); err != nil {
 		t.Fatal(err)
 	}

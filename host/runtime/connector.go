@@ -324,6 +324,15 @@ func (c *Connector) sessions(ctx context.Context) error {
 			return nil
 		case errors.Is(err, errSinkLost):
 			c.logger.Warn("sink process lost: uncommitted checkpoints dropped; resuming every task from the sink's frontier", "error", err)
+		case errors.Is(err, errSinkUnavailable):
+			// The process lives: reopen it, after a pause so that a
+			// service that stays down is not hammered.
+			c.logger.Warn("sink reports a service unavailable: uncommitted checkpoints dropped; reopening the sink and resuming every task from its frontier",
+				"retry_in", c.opts.Tuning.CommitBackoff, "error", err)
+			if !sleepCtx(awaitCtx, c.opts.Tuning.CommitBackoff) {
+				return nil
+			}
+			gen--
 		default:
 			return err
 		}
@@ -338,6 +347,11 @@ var ErrStopCutShort = errors.New("stop cut short")
 
 // errSinkLost marks a session that ended because the sink process died.
 var errSinkLost = errors.New("sink process lost")
+
+// errSinkUnavailable marks a session that ended because the sink failed
+// a write or a flush on a service that is down (sdk.ErrTransient): its
+// task cannot go on, but the process can open a new one.
+var errSinkUnavailable = errors.New("sink unavailable")
 
 // sourceOpen returns the source open request of task i.
 func (c *Connector) sourceOpen(i int, host client.SourceHost) client.SourceOpen {

@@ -382,6 +382,37 @@ func TestSinkCrashRewindsToTheFrontier(t *testing.T) {
 	}
 }
 
+// A write failing on a service that is down (sdk.ErrTransient) reopens
+// the sink on the same process and rewinds to its frontier: the connector
+// does not fail, and nothing is lost or doubled.
+func TestTransientWriteFailureReopensTheSink(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 4, count: 3000, batch: 20, readDelay: time.Millisecond}
+	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})
+	c := e.start(context.Background())
+	waitFor(t, "some commits", func() bool { return c.Status().Progress.Commits >= 3 })
+	tbl := e.fp.sink
+	tbl.mu.Lock()
+	tbl.failWrite = sdk.Transient(errors.New("object store unreachable"))
+	opens := tbl.opens
+	tbl.mu.Unlock()
+	waitFor(t, "a reopened sink", func() bool {
+		tbl.mu.Lock()
+		defer tbl.mu.Unlock()
+		return tbl.opens > opens
+	})
+	if err := c.Err(); err != nil {
+		t.Fatalf("the connector failed on a transient write failure: %v", err)
+	}
+	tbl.mu.Lock()
+	tbl.failWrite = nil
+	tbl.mu.Unlock()
+	waitFor(t, "end of input", func() bool { return c.Status().Progress.EndOfInput })
+	e.checkExactlyOnce(4, 3000)
+	if n := e.fp.starts(sdk.KindSink); n != 1 {
+		t.Errorf("sink processes started %d times, want 1 (the process lives on)", n)
+	}
+}
+
 func TestSourceAndPartitionerCrashesLoseNothing(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 4, count: 2000, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})

@@ -68,8 +68,12 @@
 // host's accepted frontier. A partitioner crash redoes the batch in hand.
 // A sink crash loses the sink's uncommitted checkpoints: the pipeline is
 // torn down, the sink restarted, and every source task reopened so that it
-// resumes from the sink's fresh frontier. A maintenance crash restarts
-// maintenance alone.
+// resumes from the sink's fresh frontier. A Write or Flush that fails
+// with sdk.ErrTransient (the sink's object store or catalog is down) is
+// handled alike without a process restart: after Tuning.CommitBackoff the
+// sink is opened again on the same process (its Open may wait for the
+// service) and the tasks resume from its frontier; the connector does not
+// fail. A maintenance crash restarts maintenance alone.
 //
 // # Offset overrides
 //

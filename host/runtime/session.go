@@ -188,6 +188,10 @@ func (s *session) sinkFailed(op string, err error) {
 		s.abort(fmt.Errorf("%w: %s: %w", errSinkLost, op, err))
 		return
 	}
+	if errors.Is(err, sdk.ErrTransient) {
+		s.abort(fmt.Errorf("%w: %s: %w", errSinkUnavailable, op, err))
+		return
+	}
 	s.abort(fmt.Errorf("sink %s: %w", op, err))
 }
 

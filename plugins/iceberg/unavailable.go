@@ -66,7 +66,13 @@ func unavailable(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF):
 		return true
 	}
-	// Catalogs and blob stores that flatten their errors into text.
+	return unavailableText(err)
+}
+
+// unavailableText reports whether err's text says a service could not be
+// reached: catalogs and blob stores flatten their errors into text, and
+// some writers join the store's error with the cancellation it caused.
+func unavailableText(err error) bool {
 	msg := strings.ToLower(err.Error())
 	for _, s := range unavailableTexts {
 		if strings.Contains(msg, s) {

@@ -210,3 +210,18 @@ func TestCommitRidesOutACatalogOutage(t *testing.T) {
 		}
 	})
 }
+
+// A failed upload joined with the cancellation it caused is not a
+// shutdown for the writer: its text still says the store was unreachable.
+func TestUnavailableTextSeesPastACancellation(t *testing.T) {
+	err := errors.Join(errors.New(`Put "http://127.0.0.1:9000/b/k": dial tcp 127.0.0.1:9000: connect: connection refused`), context.Canceled)
+	if unavailable(err) {
+		t.Error("unavailable took a cancelled upload for an outage; it treats every cancellation as a shutdown")
+	}
+	if !unavailableText(err) {
+		t.Errorf("unavailableText(%v) = false, want true", err)
+	}
+	if unavailableText(context.Canceled) {
+		t.Error("a bare cancellation reads as an outage")
+	}
+}

@@ -92,10 +92,21 @@ func (w *writer) failed() error {
 func (w *writer) fail(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err == nil {
-		w.err = fmt.Errorf("iceberg sink: writer %d: %w", w.id, err)
-		w.t.log.Error("writer failed", "writer", w.id, "error", err)
+	if w.err != nil {
+		return
 	}
+	w.err = fmt.Errorf("iceberg sink: writer %d: %w", w.id, err)
+	// A failed upload comes back joined with the cancellation of the
+	// writer's other uploads, which unavailable alone would take for a
+	// shutdown.
+	if unavailable(err) || unavailableText(err) {
+		// The object store is down: the host reopens the sink, whose Open
+		// waits for the store, and rewrites from the table's frontier.
+		w.err = sdk.Transient(w.err)
+		w.t.log.Warn("writer failed: the object store is unreachable", "writer", w.id, "error", err)
+		return
+	}
+	w.t.log.Error("writer failed", "writer", w.id, "error", err)
 }
 
 // enqueue hands an item to the writer, waiting while its queue is full.
