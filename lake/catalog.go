@@ -33,7 +33,7 @@ const (
 	KeyJDBCPassword   = "iceberg.catalog.jdbc.password"
 	// KeyDataDir is injected by the host into every plugin config: the
 	// worker's data directory, home of the embedded catalog.
-	KeyDataDir = "floe.data.dir"
+	KeyDataDir = sdk.KeyDataDir
 )
 
 // Catalog types.

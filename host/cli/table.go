@@ -6,19 +6,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/floehq/floe/lake"
 	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floehq/floe/host/standalone"
+	"github.com/floehq/floe/lake"
 )
 
 // Connector config keys `floe table describe` fills in to reach a catalog;
 // they mean what the iceberg sink's keys of the same names mean.
 const (
-	keyDataDir          = "floe.data.dir"
+	keyDataDir          = lake.KeyDataDir
 	keyCatalogType      = "iceberg.catalog.type"
 	keyCatalogURI       = "iceberg.catalog.uri"
 	keyCatalogWarehouse = "iceberg.catalog.warehouse"

@@ -42,7 +42,7 @@ const (
 const (
 	// KeyDataDir is the worker's data.dir, where embedded defaults (the
 	// SQLite catalog, the local warehouse) live.
-	KeyDataDir = "floe.data.dir"
+	KeyDataDir = sdk.KeyDataDir
 )
 
 // Defaults of the host's keys.
