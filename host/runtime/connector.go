@@ -291,6 +291,10 @@ func (c *Connector) sessions(ctx context.Context) error {
 	}()
 	var lastEpoch uint64
 	gen := 0
+	// Sessions ended by a service outage in a row, with no commit between:
+	// since when, and how long to wait before the next reopen.
+	var unavailableSince time.Time
+	reopenWait := c.opts.Tuning.CommitBackoff
 	for !c.stopping() {
 		proc, g, err := sinkRole.await(awaitCtx, gen)
 		if err != nil {
@@ -311,6 +315,7 @@ func (c *Connector) sessions(ctx context.Context) error {
 			}
 			return err
 		}
+		openedAt := s.committedID
 		c.mu.Lock()
 		c.sess = s
 		c.mu.Unlock()
@@ -319,19 +324,34 @@ func (c *Connector) sessions(ctx context.Context) error {
 		c.sess = nil
 		c.mu.Unlock()
 		lastEpoch = s.lastEpoch()
+		s.mu.Lock()
+		progressed := s.committedID > openedAt
+		s.mu.Unlock()
+		if progressed {
+			unavailableSince, reopenWait = time.Time{}, c.opts.Tuning.CommitBackoff
+		}
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, errSinkLost):
 			c.logger.Warn("sink process lost: uncommitted checkpoints dropped; resuming every task from the sink's frontier", "error", err)
 		case errors.Is(err, errSinkUnavailable):
-			// The process lives: reopen it, after a pause so that a
-			// service that stays down is not hammered.
+			// The process lives: reopen it, with a doubling pause so that
+			// a service that stays down is not hammered, for as long as a
+			// commit may retry; past that the connector fails and the
+			// restart policy takes over.
+			if unavailableSince.IsZero() {
+				unavailableSince = time.Now()
+			}
+			if down := time.Since(unavailableSince); down+reopenWait > c.opts.Tuning.CommitMaxElapsed {
+				return fmt.Errorf("the sink found a service unavailable on every reopen for %s, with no commit in between: %w", down.Round(time.Second), err)
+			}
 			c.logger.Warn("sink reports a service unavailable: uncommitted checkpoints dropped; reopening the sink and resuming every task from its frontier",
-				"retry_in", c.opts.Tuning.CommitBackoff, "error", err)
-			if !sleepCtx(awaitCtx, c.opts.Tuning.CommitBackoff) {
+				"retry_in", reopenWait, "error", err)
+			if !sleepCtx(awaitCtx, reopenWait) {
 				return nil
 			}
+			reopenWait = min(2*reopenWait, c.opts.Tuning.CommitMaxBackoff)
 			gen--
 		default:
 			return err

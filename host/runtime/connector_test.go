@@ -413,6 +413,31 @@ func TestTransientWriteFailureReopensTheSink(t *testing.T) {
 	}
 }
 
+// A service that stays down fails the connector once the reopens have
+// found it down for as long as a commit may retry (CommitMaxElapsed).
+func TestTransientWriteFailuresFailTheConnectorPastTheLimit(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, count: 100, batch: 10}
+	e := newEnv(t, src, nil)
+	e.opts.Tuning.CommitMaxElapsed = 3 * time.Second
+	e.fp.sink.failWrite = sdk.Transient(errors.New("object store unreachable"))
+	c := e.start(context.Background())
+	select {
+	case <-c.Done():
+	case <-time.After(patience):
+		t.Fatal("the connector did not fail although its sink stayed unavailable")
+	}
+	st := c.Status()
+	if st.State != StateFailed || !strings.Contains(st.Trace, "on every reopen") || !strings.Contains(st.Trace, "object store unreachable") {
+		t.Fatalf("status %s %q", st.State, st.Trace)
+	}
+	e.fp.sink.mu.Lock()
+	opens := e.fp.sink.opens
+	e.fp.sink.mu.Unlock()
+	if opens < 3 {
+		t.Errorf("the sink was opened %d times before the connector failed, want several reopens", opens)
+	}
+}
+
 func TestSourceAndPartitionerCrashesLoseNothing(t *testing.T) {
 	src := &fakeSourceCfg{partitions: 4, count: 2000, batch: 10, readDelay: time.Millisecond}
 	e := newEnv(t, src, map[string]string{"commit.interval.ms": "10"})

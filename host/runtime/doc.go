@@ -70,10 +70,12 @@
 // torn down, the sink restarted, and every source task reopened so that it
 // resumes from the sink's fresh frontier. A Write or Flush that fails
 // with sdk.ErrTransient (the sink's object store or catalog is down) is
-// handled alike without a process restart: after Tuning.CommitBackoff the
-// sink is opened again on the same process (its Open may wait for the
-// service) and the tasks resume from its frontier; the connector does not
-// fail. A maintenance crash restarts maintenance alone.
+// handled alike without a process restart: after a pause (from
+// Tuning.CommitBackoff, doubling up to CommitMaxBackoff) the sink is
+// opened again on the same process (its Open may wait for the service)
+// and the tasks resume from its frontier; the connector does not fail
+// unless the reopens find the service down for CommitMaxElapsed with no
+// commit in between. A maintenance crash restarts maintenance alone.
 //
 // # Offset overrides
 //
