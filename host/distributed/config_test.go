@@ -93,3 +93,19 @@ func TestRestartOf(t *testing.T) {
 		}
 	}
 }
+
+func TestOffsetsOf(t *testing.T) {
+	for path, want := range map[string]string{
+		"/connectors/orders/offsets":       "orders",
+		"/connectors/a%2Fb/offsets":        "a/b",
+		"/connectors/orders/offsets/reset": "",
+		"/connectors/orders/status":        "",
+		"/connectors//offsets":             "",
+		"/connectors":                      "",
+	} {
+		got, ok := offsetsOf(path)
+		if got != want || ok != (want != "") {
+			t.Errorf("offsetsOf(%q) = %q, %v; want %q", path, got, ok, want)
+		}
+	}
+}

@@ -362,13 +362,22 @@ func (h *Herder) closeStores() {
 	}
 }
 
-// Route implements rest.Router: reads are answered by any worker,
-// restarts by the connector's worker, other writes by the leader. While
+// Route implements rest.Router: reads are answered by any worker, except
+// a placed connector's offsets, which its own worker answers from its last
+// commit (any other worker would start a sink process to read the table);
+// restarts go to the connector's worker, other writes to the leader. While
 // no leader is known the answer is 409 (worker.ErrRebalancing), as
 // Connect answers during a rebalance.
 func (h *Herder) Route(r *http.Request) (string, error) {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead || strings.HasPrefix(r.URL.Path, "/admin/") ||
-		strings.HasPrefix(r.URL.Path, "/connector-plugins/") {
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if name, ok := offsetsOf(r.URL.EscapedPath()); ok && read {
+		id, url, placed := h.Owner(r.Context(), name)
+		if placed && id != h.cfg.Worker.WorkerID && url != "" {
+			return url, nil
+		}
+		return "", nil // here, not placed, or the owner's URL not known yet: this worker answers
+	}
+	if read || strings.HasPrefix(r.URL.Path, "/admin/") || strings.HasPrefix(r.URL.Path, "/connector-plugins/") {
 		return "", nil
 	}
 	if name, ok := restartOf(r.URL.EscapedPath()); ok {
@@ -393,6 +402,20 @@ func (h *Herder) Route(r *http.Request) (string, error) {
 		return "", fmt.Errorf("%w: the leader %q has no URL; try again", worker.ErrRebalancing, id)
 	}
 	return url, nil
+}
+
+// offsetsOf returns the connector of /connectors/{c}/offsets.
+func offsetsOf(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/connectors/")
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 2 || parts[1] != "offsets" {
+		return "", false
+	}
+	name, err := url.PathUnescape(parts[0])
+	return name, err == nil && name != ""
 }
 
 // restartOf returns the connector of a restart path:
