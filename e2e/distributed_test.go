@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,6 +195,14 @@ func TestDistributedFailover(t *testing.T) {
 
 	_, survivor := c.other(first)
 	before := c.progressing(c.conns[0].Name, survivor, 0, "a first commit of "+c.conns[0].Name)
+	// A worker that does not run the connector forwards its offsets to
+	// the one that does, rather than start a sink process to read them.
+	for range 5 {
+		c.committed(c.conns[0].Name, survivor)
+	}
+	if survivor.LogContains(`msg="plugin process exited"[^\n]*connector=` + regexp.QuoteMeta(c.conns[0].Name) + `\b`) {
+		t.Errorf("reading %s's offsets through a worker that does not run it started a plugin process there", c.conns[0].Name)
+	}
 	killed := time.Now()
 	c.byID[first].Kill()
 	moved := c.owner(c.conns[0].Name, survivor, first)
