@@ -22,36 +22,6 @@ import (
 	"github.com/floehq/floe/e2e/harness"
 )
 
-// clusterKeys are the worker keys of a new cluster (its own group.id
-// and internal topics) on the test broker.
-func clusterKeys(env harness.Env) map[string]string {
-	group := harness.UniqueName("e2e-cluster")
-	return map[string]string{
-		"bootstrap.servers":                 env.KafkaBootstrap,
-		"group.id":                          group,
-		"config.storage.topic":              group + "-configs",
-		"offset.storage.topic":              group + "-offsets",
-		"status.storage.topic":              group + "-status",
-		"config.storage.replication.factor": "1",
-		"offset.storage.replication.factor": "1",
-		"status.storage.replication.factor": "1",
-		"offset.storage.partitions":         "3",
-		"status.storage.partitions":         "2",
-		// The broker's minimum, so a dead worker's connectors move soon.
-		"session.timeout.ms":    "6000",
-		"heartbeat.interval.ms": "2000",
-	}
-}
-
-// startWorker starts `floe distributed` worker-<letter i> with keys.
-func startWorker(t *testing.T, env harness.Env, keys map[string]string, i int) (string, *harness.Floe) {
-	t.Helper()
-	id := fmt.Sprintf("worker-%c", 'a'+i)
-	wk := maps.Clone(keys)
-	wk["worker.id"] = id
-	return id, harness.StartFloe(t, env, harness.Options{Distributed: true, Worker: wk})
-}
-
 // cluster is a running distributed test: workers by id, connectors,
 // their tables.
 type cluster struct {
@@ -70,10 +40,10 @@ type cluster struct {
 // i mod workers (the leader answers, forwarded to it when it is another).
 func newCluster(t *testing.T, ctx context.Context, env harness.Env, workers, n int) *cluster {
 	t.Helper()
-	c := &cluster{t: t, env: env, ctx: ctx, byID: map[string]*harness.Floe{}, keys: clusterKeys(env), namespace: harness.UniqueName("e2e_dist")}
+	c := &cluster{t: t, env: env, ctx: ctx, byID: map[string]*harness.Floe{}, keys: harness.ClusterKeys(env), namespace: harness.UniqueName("e2e_dist")}
 	var ws []*harness.Floe
 	for i := range workers {
-		id, w := startWorker(t, env, c.keys, i)
+		id, w := harness.StartWorker(t, env, c.keys, i)
 		c.byID[id] = w
 		ws = append(ws, w)
 	}
@@ -92,7 +62,7 @@ func newCluster(t *testing.T, ctx context.Context, env harness.Env, workers, n i
 			"iceberg.catalog.uri":       env.PostgresURL,
 			"iceberg.catalog.warehouse": warehouse,
 		}}
-		createWhenLed(t, ctx, ws[i%len(ws)], conn)
+		harness.CreateWhenLed(t, ctx, ws[i%len(ws)], conn)
 		c.conns = append(c.conns, conn)
 		c.refs = append(c.refs, harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: warehouse, Name: table})
 	}
@@ -310,7 +280,7 @@ func TestDistributedScaleOutAndIn(t *testing.T) {
 		c.progressing(conn.Name, a, 0, conn.Name+" committing on worker-a")
 	}
 	for i := 1; i <= 2; i++ {
-		id, w := startWorker(t, env, c.keys, i)
+		id, w := harness.StartWorker(t, env, c.keys, i)
 		c.byID[id] = w
 	}
 	spread := map[string]string{}
@@ -341,23 +311,6 @@ func TestDistributedScaleOutAndIn(t *testing.T) {
 	for i, conn := range c.conns {
 		checkDatagenTable(t, env, c.refs[i], conn)
 	}
-}
-
-// createWhenLed creates conn through w, again while the cluster answers
-// 409 (no leader yet, or a rebalance).
-func createWhenLed(t *testing.T, ctx context.Context, w *harness.Floe, conn harness.Connector) {
-	t.Helper()
-	w.WaitFor(ctx, "connector "+conn.Name+" created", func(ctx context.Context) (bool, string, error) {
-		_, err := w.API.CreateConnector(ctx, conn)
-		if err == nil {
-			return true, "", nil
-		}
-		var ae *harness.APIError
-		if errors.As(err, &ae) && ae.Status == 409 {
-			return false, err.Error(), nil
-		}
-		return false, "", err
-	})
 }
 
 // checkDatagenTable checks with PyIceberg and DuckDB that the table holds
