@@ -69,6 +69,15 @@ type Options struct {
 	RecoveryTimeout        time.Duration     // a catch-up that takes longer fails the section
 	RecoveryConfig         map[string]string // connector keys added (or, empty, removed)
 
+	// Distributed section (issue 12): three workers, failover, cooperative
+	// rebalances, cost.
+	DistKills      int           // kill -9s of the connector's worker
+	DistRate       float64       // records/s produced throughout
+	DistCommit     time.Duration // commit.interval.ms of the connectors
+	DistCostWindow time.Duration // each cost window (3 workers, 1 worker)
+	DistRebalances int           // joins and leaves (each) of a fourth worker
+	DistConnectors int           // connectors during the rebalances
+
 	// Profile runs perf on floe and its plugins (unstripped builds) during
 	// the second floe run of sections 1 and 2.
 	Profile        bool
@@ -130,6 +139,13 @@ func Defaults(repo string, quick bool) Options {
 		RecoveryTimeout:        2 * time.Minute,
 		RecoveryConfig:         map[string]string{},
 
+		DistKills:      10,
+		DistRate:       1000,
+		DistCommit:     time.Second,
+		DistCostWindow: 30 * time.Second,
+		DistRebalances: 2,
+		DistConnectors: 4,
+
 		ProfileSeconds: 15,
 		ResultsDir:     filepath.Join(repo, "bench-results"),
 	}
@@ -147,6 +163,9 @@ func Defaults(repo string, quick bool) Options {
 		o.CompactTimeout = 10 * time.Minute
 		o.RecoveryKills = 3
 		o.RecoveryBrokerRestarts = 3
+		o.DistKills = 3
+		o.DistCostWindow = 15 * time.Second
+		o.DistRebalances = 1
 	}
 	return o
 }

@@ -271,3 +271,63 @@ func SetCompatibility(ctx context.Context, env Env, subject, level string) error
 	}
 	return nil
 }
+
+// TopicBytes reads topic from the offsets from to the offsets to (each
+// partition's [from, to), from a missing partition's 0) and returns the
+// records and the key plus value bytes read. It stops at each partition
+// once the consumer's position passes to, so transaction markers (which
+// take an offset but are never delivered) do not stall it, and after 5 s
+// without a record (what it reads was written before).
+func TopicBytes(ctx context.Context, env Env, topic string, from, to map[int32]int64, extra ...KafkaConfig) (records, bytes int64, err error) {
+	c, err := newConsumer(env, extra)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = c.Close() }()
+	var tps []ckafka.TopicPartition
+	for p, end := range to {
+		if end > from[p] {
+			tps = append(tps, ckafka.TopicPartition{Topic: &topic, Partition: p, Offset: ckafka.Offset(from[p])})
+		}
+	}
+	if len(tps) == 0 {
+		return 0, 0, nil
+	}
+	if err := c.Assign(tps); err != nil {
+		return 0, 0, fmt.Errorf("read %s: assign: %w", topic, err)
+	}
+	last := time.Now()
+	for {
+		pos, err := c.Position(tps)
+		if err != nil {
+			return records, bytes, fmt.Errorf("read %s: position: %w", topic, err)
+		}
+		done := true
+		for _, tp := range pos {
+			if tp.Offset < 0 || int64(tp.Offset) < to[tp.Partition] {
+				done = false
+			}
+		}
+		if done || time.Since(last) > 5*time.Second {
+			return records, bytes, nil
+		}
+		if ctx.Err() != nil {
+			return records, bytes, fmt.Errorf("read %s up to %v: at %v: %w", topic, to, pos, ctx.Err())
+		}
+		switch e := c.Poll(200).(type) {
+		case *ckafka.Message:
+			if e.TopicPartition.Error != nil {
+				return records, bytes, fmt.Errorf("read %s: %w", topic, e.TopicPartition.Error)
+			}
+			last = time.Now()
+			if int64(e.TopicPartition.Offset) < to[e.TopicPartition.Partition] {
+				records++
+				bytes += int64(len(e.Key) + len(e.Value))
+			}
+		case ckafka.Error:
+			if e.IsFatal() {
+				return records, bytes, fmt.Errorf("read %s: %w", topic, e)
+			}
+		}
+	}
+}

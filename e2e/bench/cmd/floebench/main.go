@@ -23,7 +23,7 @@ import (
 	"github.com/floehq/floe/e2e/harness"
 )
 
-var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance", "lake", "recovery"}
+var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance", "lake", "recovery", "distributed"}
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -76,6 +76,11 @@ func run(args []string) int {
 	fs.IntVar(&o.RecoveryKills, "recovery-kills", o.RecoveryKills, "recovery: kill -9s of each process (host, source, sink, partitioner), and no-kill baselines")
 	fs.IntVar(&o.RecoveryBrokerRestarts, "recovery-broker-restarts", o.RecoveryBrokerRestarts, "recovery: restarts of the (private) broker")
 	fs.Float64Var(&o.RecoveryRate, "recovery-rate", o.RecoveryRate, "recovery: records/s produced throughout")
+	fs.IntVar(&o.DistKills, "dist-kills", o.DistKills, "distributed: kill -9s of the worker that runs the connector")
+	fs.Float64Var(&o.DistRate, "dist-rate", o.DistRate, "distributed: records/s produced throughout")
+	fs.DurationVar(&o.DistCostWindow, "dist-cost-window", o.DistCostWindow, "distributed: each steady window of the cost (3 workers, 1 worker)")
+	fs.IntVar(&o.DistRebalances, "dist-rebalances", o.DistRebalances, "distributed: joins and leaves (each) of a fourth worker")
+	fs.IntVar(&o.DistConnectors, "dist-connectors", o.DistConnectors, "distributed: connectors during the rebalances (>= 4 so that a join moves one)")
 	fs.DurationVar(&o.RecoveryBrokerDown, "recovery-broker-down", o.RecoveryBrokerDown, "recovery: how long the broker stays down")
 	fs.Func("recovery-config", "recovery: key=value[,key=value…] added to (or, with an empty value, removed from) the connector's keys", func(v string) error {
 		return setKeys(o.RecoveryConfig, v)
@@ -138,6 +143,8 @@ func run(args []string) int {
 				bench.Lake(t, o, rep, state)
 			case "recovery":
 				bench.Recovery(t, o, rep)
+			case "distributed":
+				bench.Distributed(t, o, rep)
 			}
 		})
 		if err != nil {
