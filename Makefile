@@ -14,7 +14,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 TOOLS := $(CURDIR)/.tools
 
-.PHONY: all build demo test unit lint bench soak proto services-up services-down clean
+.PHONY: all build demo test unit lint bench soak soak-distributed proto services-up services-down clean
 
 all: build
 
@@ -58,6 +58,10 @@ bench: build
 ## soak: the long crash soak (not part of make test)
 soak: build
 	e2e/soak/run
+
+## soak-distributed: the distributed soak, 30 cycles over 3 workers (not part of make test)
+soak-distributed: build
+	e2e/soak/run --distributed
 
 services-up:
 	e2e/services/up

@@ -182,6 +182,10 @@ type rigOptions struct {
 	exampleFile string
 	// extra connector keys, set last.
 	extra map[string]string
+	// workers, when set, runs the connector on a cluster of that many
+	// `floe distributed` workers (created through the first) instead of
+	// one `floe standalone`.
+	workers int
 }
 
 // rig is a topic, a connector, floe running it and a feeder.
@@ -193,9 +197,13 @@ type rig struct {
 	conn  harness.Connector
 	// all holds every record; rare the records of region "rare".
 	all, rare harness.TableRef
-	f         *harness.Floe
-	feed      *feeder
-	crashes   int // crash files handed out
+	// f is the floe process: with opts.workers, a running worker that
+	// checks read through (any worker answers for every connector).
+	f *harness.Floe
+	// workers are the cluster's, by index (opts.workers).
+	workers []*harness.Floe
+	feed    *feeder
+	crashes int // crash files handed out
 }
 
 // newRig creates the topic and the schema, produces the initial records,
@@ -277,7 +285,17 @@ func newRig(t *testing.T, ctx context.Context, o rigOptions) *rig {
 		r.conn.Config["maintenance.rewrite-data-files.trigger.data-file-count"] = "40"
 		r.conn.Config["maintenance.rewrite-data-files.min-interval.ms"] = "5000"
 	}
-	r.f = harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{r.conn}})
+	if o.workers > 0 {
+		keys := harness.ClusterKeys(env)
+		for i := range o.workers {
+			_, w := harness.StartWorker(t, env, keys, i)
+			r.workers = append(r.workers, w)
+		}
+		r.f = r.workers[0]
+		harness.CreateWhenLed(t, ctx, r.f, r.conn)
+	} else {
+		r.f = harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{r.conn}})
+	}
 	r.f.WaitStatus(ctx, o.name, "connector RUNNING", false, harness.ConnectorStatus.Running)
 	r.feed.resume()
 	return r
