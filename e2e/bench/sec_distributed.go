@@ -94,7 +94,7 @@ func Distributed(t *T, o Options, rep *Report) {
 		moved, firsts = append(moved, s.Moved.Seconds()), append(firsts, s.First.Seconds())
 		t.Logf("kill %d of %s: moved to %s in %s, first commit %s", i+1, s.Killed, s.To, s.Moved.Round(time.Millisecond), s.First.Round(time.Millisecond))
 	}
-	failLoad := LoadAvg()
+	failLoad, costLoad := LoadAvg(), ""
 	if failure == nil {
 		// One worker: the two others leave (SIGTERM), the connector
 		// ends up on worker-a.
@@ -108,6 +108,7 @@ func Distributed(t *T, o Options, rep *Report) {
 			costs = append(costs, c)
 			failure = err
 		}
+		costLoad = LoadAvg()
 		for _, id := range []string{"worker-b", "worker-c"} {
 			d.workers[id].Restart()
 		}
@@ -144,7 +145,7 @@ func Distributed(t *T, o Options, rep *Report) {
 			"First with the three workers (before the kills), then with one (the two others stopped with SIGTERM, the connector on worker-a).")
 		rep.Table([]string{"workers", "window s", "records", "CPU s, all", "CPU s, connector's worker", "CPU s, other workers", "CPU s / M records",
 			"configs B/min", "status B/min", "offsets B/min", "target", "verdict"}, rows)
-		rep.Para("Load average after the cost windows: %s.", LoadAvg())
+		rep.Para("Load average after the one-worker window: %s.", costLoad)
 	}
 
 	if len(events) > 0 {
