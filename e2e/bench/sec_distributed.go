@@ -54,7 +54,9 @@ func Distributed(t *T, o Options, rep *Report) {
 	t.Cleanup(func() {
 		pc.stop()
 		pcancel()
-		<-produced
+		if err := <-produced; err != nil {
+			t.Logf("the producer: %v", err)
+		}
 	})
 	// A watch of the connector's committed frontier through every
 	// worker: a kill's measurement reads it through a survivor.
