@@ -142,7 +142,7 @@ func Distributed(t *T, o Options, rep *Report) {
 			rows = append(rows, []string{c.What, F(c.Window.Seconds(), 0), Num(float64(c.Records)), F(c.CPU.Seconds(), 1), F(c.OwnerCPU.Seconds(), 1),
 				F((c.CPU - c.OwnerCPU).Seconds(), 1), perM, Num(c.perMinute("configs")), Num(c.perMinute("status")), Num(c.perMinute("offsets")), "none (printed)", "–"})
 		}
-		rep.Para("**Cost**: over a steady window, the CPU time (`/proc/<pid>/stat`, user + system) of every worker process and its plugin processes, and the records the connector committed in it; " +
+		rep.Para("**Cost**: over a steady window, polled only through the connector's worker (a worker that does not run it answers `GET …/offsets` by starting the sink plugin to read the table), the CPU time (`/proc/<pid>/stat`, user + system) of every worker process and its plugin processes, and the records the connector committed in it; " +
 			"then the key and value bytes written to the cluster's internal topics in the window (read back from the topics, transaction markers not counted), per minute. " +
 			"First with the three workers (before the kills), then with one (the two others stopped with SIGTERM, the connector on worker-a).")
 		rep.Table([]string{"workers", "window s", "records", "CPU s, all", "CPU s, connector's worker", "CPU s, other workers", "CPU s / M records",
@@ -355,6 +355,12 @@ func (d *distRun) cost(name, what string) (distCost, error) {
 	if _, err := fw.Wait(now, d.o.RecoveryTimeout, func(x frontierSample) bool { return x.Sum > base }); err != nil {
 		return c, fmt.Errorf("%s: no commit on %s: %w", what, owner, err)
 	}
+	// Only the owner's watch polls in the window: a poll through another
+	// worker starts a sink plugin there (see frontierWatch.Pause).
+	for id, w := range d.watches {
+		w.Pause(id != owner)
+		defer w.Pause(false)
+	}
 	time.Sleep(2 * time.Second)
 	topics := map[string]string{"configs": d.keys["config.storage.topic"], "status": d.keys["status.storage.topic"], "offsets": d.keys["offset.storage.topic"]}
 	ends0 := map[string]map[int32]int64{}
@@ -447,16 +453,33 @@ func (d *distRun) rebalances(first harness.Connector) ([]distEvent, distEvent, e
 		harness.CreateWhenLed(d.t, d.ctx, d.workers["worker-a"], conn)
 		names = append(names, conn.Name)
 	}
-	// Watches through worker-a, which stays up.
+	// Each connector is watched through the worker that runs it (through
+	// another, every poll would start a sink plugin there; see
+	// frontierWatch.Pause); a moved one gets a new watch on its new
+	// worker.
 	watches := map[string]*frontierWatch{}
-	for _, n := range names {
-		watches[n] = watchFrontier(d.ctx, d.workers["worker-a"].API, n, d.topic, d.parts, 100*time.Millisecond)
-		defer watches[n].Stop()
+	watchOn := func(n, id string) {
+		if old := watches[n]; old != nil {
+			old.Stop()
+		}
+		watches[n] = watchFrontier(d.ctx, d.workers[id].API, n, d.topic, d.parts, 100*time.Millisecond)
+	}
+	defer func() {
+		for _, w := range watches {
+			w.Stop()
+		}
+	}()
+	// The first connector's watches poll through every worker; only its
+	// owner's goes on.
+	for _, w := range d.watches {
+		w.Pause(true)
 	}
 	for _, n := range names {
-		if _, err := d.owner(n, ""); err != nil {
+		id, err := d.owner(n, "")
+		if err != nil {
 			return nil, distEvent{}, err
 		}
+		watchOn(n, id)
 		fw := watches[n]
 		if _, err := fw.Wait(time.Now(), 2*time.Minute, func(x frontierSample) bool { return x.Sum > 0 }); err != nil {
 			return nil, distEvent{}, fmt.Errorf("%s: no first commit: %w", n, err)
@@ -497,7 +520,12 @@ func (d *distRun) rebalances(first harness.Connector) ([]distEvent, distEvent, e
 		for _, n := range names {
 			if after[n] != before[n] {
 				e.Moved = append(e.Moved, fmt.Sprintf("%s (%s → %s)", n, before[n], after[n]))
-				from := watches[n].At(time.Now()).Sum
+				watchOn(n, after[n])
+				x, err := watches[n].Wait(time.Now(), 2*time.Minute, func(frontierSample) bool { return true })
+				if err != nil {
+					return events, distEvent{}, fmt.Errorf("%s: no frontier of %s through %s: %w", e.What, n, after[n], err)
+				}
+				from := x.Sum
 				if _, err := watches[n].Wait(time.Now(), 2*time.Minute, func(x frontierSample) bool { return x.Sum > from }); err != nil {
 					return events, distEvent{}, fmt.Errorf("%s: %s moved and did not commit: %w", e.What, n, err)
 				}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -499,6 +500,9 @@ type frontierWatch struct {
 	name, topic string
 	parts       int
 
+	// paused skips polls (see Pause).
+	paused atomic.Bool
+
 	mu      sync.Mutex
 	samples []frontierSample
 	stop    chan struct{}
@@ -528,6 +532,9 @@ func watchFrontier(ctx context.Context, api *harness.Client, name, topic string,
 }
 
 func (w *frontierWatch) poll(ctx context.Context) {
+	if w.paused.Load() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	offs, err := w.api.Offsets(ctx, w.name)
@@ -585,6 +592,12 @@ func (w *frontierWatch) Wait(from time.Time, timeout time.Duration, ok func(fron
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Pause stops (true) or resumes (false) the polls without ending the
+// goroutine. A worker that does not run the connector answers GET
+// …/offsets by starting the sink plugin to read the table's frontier, so
+// polls through it cost that worker a plugin process each.
+func (w *frontierWatch) Pause(p bool) { w.paused.Store(p) }
 
 // Stop ends the polling.
 func (w *frontierWatch) Stop() {
