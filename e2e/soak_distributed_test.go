@@ -234,7 +234,8 @@ func (d *distSoak) pick(not int) int {
 
 // owner waits until the connector is RUNNING with its tasks on one
 // running worker other than not (-1: any), read through another running
-// worker, which the rig then reads through; it returns the owner's index.
+// worker; the rig then reads through the owner. It returns the owner's
+// index.
 func (d *distSoak) owner(not int) int {
 	d.t.Helper()
 	via := d.pick(not)
@@ -257,6 +258,9 @@ func (d *distSoak) owner(not int) int {
 		}
 		return len(s.Tasks) > 0
 	})
+	// Checks read through the owner: another worker answers GET
+	// …/offsets by starting a sink plugin per call.
+	d.r.f = d.r.workers[id]
 	return id
 }
 
