@@ -142,7 +142,7 @@ func Distributed(t *T, o Options, rep *Report) {
 			rows = append(rows, []string{c.What, F(c.Window.Seconds(), 0), Num(float64(c.Records)), F(c.CPU.Seconds(), 1), F(c.OwnerCPU.Seconds(), 1),
 				F((c.CPU - c.OwnerCPU).Seconds(), 1), perM, Num(c.perMinute("configs")), Num(c.perMinute("status")), Num(c.perMinute("offsets")), "none (printed)", "–"})
 		}
-		rep.Para("**Cost**: over a steady window, polled only through the connector's worker (a worker that does not run it answers `GET …/offsets` by starting the sink plugin to read the table), the CPU time (`/proc/<pid>/stat`, user + system) of every worker process and its plugin processes, and the records the connector committed in it; " +
+		rep.Para("**Cost**: over a steady window, polled only through the connector's worker (a poll through another worker is forwarded to it and would add that worker's REST work), the CPU time (`/proc/<pid>/stat`, user + system) of every worker process and its plugin processes, and the records the connector committed in it; " +
 			"then the key and value bytes written to the cluster's internal topics in the window (read back from the topics, transaction markers not counted), per minute. " +
 			"First with the three workers (before the kills), then with one (the two others stopped with SIGTERM, the connector on worker-a).")
 		rep.Table([]string{"workers", "window s", "records", "CPU s, all", "CPU s, connector's worker", "CPU s, other workers", "CPU s / M records",
@@ -293,8 +293,8 @@ func (d *distRun) failover(name string) (failoverSample, error) {
 		return s, err
 	}
 	// Polls go through the owner until the kill, then through one
-	// survivor only: a worker that does not run the connector answers
-	// by starting a sink plugin (see frontierWatch.Pause).
+	// survivor only, so the idle workers' CPU is theirs alone (see
+	// frontierWatch.Pause).
 	fw := d.watches[d.survivor(owner)]
 	for id, w := range d.watches {
 		w.Pause(id != owner)
@@ -371,8 +371,8 @@ func (d *distRun) cost(name, what string) (distCost, error) {
 	if _, err := fw.Wait(now, d.o.RecoveryTimeout, func(x frontierSample) bool { return x.Sum > base }); err != nil {
 		return c, fmt.Errorf("%s: no commit on %s: %w", what, owner, err)
 	}
-	// Only the owner's watch polls in the window: a poll through another
-	// worker starts a sink plugin there (see frontierWatch.Pause).
+	// Only the owner's watch polls in the window, so the idle workers'
+	// CPU is theirs alone (see frontierWatch.Pause).
 	for id, w := range d.watches {
 		w.Pause(id != owner)
 		defer w.Pause(false)
