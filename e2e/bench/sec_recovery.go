@@ -594,9 +594,7 @@ func (w *frontierWatch) Wait(from time.Time, timeout time.Duration, ok func(fron
 }
 
 // Pause stops (true) or resumes (false) the polls without ending the
-// goroutine. A worker that does not run the connector answers GET
-// …/offsets by starting the sink plugin to read the table's frontier, so
-// polls through it cost that worker a plugin process each.
+// goroutine, so that a measurement can keep a worker's CPU its own.
 func (w *frontierWatch) Pause(p bool) { w.paused.Store(p) }
 
 // Stop ends the polling.
