@@ -96,11 +96,12 @@ func (a *App) runDistributed(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	closeListeners := func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}
+	// The REST API answers from here on: 503 until the worker has joined
+	// the cluster and loaded the stored connectors.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	svc := a.serveREST(runCtx, listeners, auth, logs)
+	stopServices := func() { stopRun(); svc.wait() }
 
 	reg, err := a.scan(ctx, pluginSource{pluginPath: strings.Join(wc.PluginPath, ","), cacheDir: pluginCacheDir(wc)}, logs.Logger(logRegistry))
 	if err != nil {
@@ -122,7 +123,7 @@ func (a *App) runDistributed(ctx context.Context, args []string) error {
 	log.Info("joining the cluster", "group.id", dc.Stores.GroupID, "worker_id", wc.WorkerID, "url", dc.URL)
 	h, err := distributed.Open(ctx, dc, info, hlog)
 	if err != nil {
-		closeListeners()
+		stopServices()
 		return fmt.Errorf("join the cluster: %w", err)
 	}
 	configs, statuses, offsets := h.Stores()
@@ -131,20 +132,12 @@ func (a *App) runDistributed(ctx context.Context, args []string) error {
 		Stores: &worker.Stores{Configs: configs, Statuses: statuses, Offsets: offsets}, Placement: h,
 	})
 	if err != nil {
-		closeListeners()
+		stopServices()
 		_ = h.Close(context.WithoutCancel(ctx))
 		return fmt.Errorf("start the worker: %w", err)
 	}
 
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	failed, waitServices, err := a.startServices(runCtx, wc, w, h, listeners, auth, logs)
-	if err != nil {
-		stopRun()
-		_ = w.Close(wctx)
-		_ = h.Close(wctx)
-		return err
-	}
+	failed := svc.open(runCtx, wc, w, h, auth, logs)
 	herded := make(chan error, 1)
 	go func() { herded <- h.Run(runCtx, w) }()
 	log.Info("worker running", "worker_id", wc.WorkerID, "elapsed", time.Since(start).Round(time.Millisecond))
@@ -157,8 +150,7 @@ func (a *App) runDistributed(ctx context.Context, args []string) error {
 	case runErr = <-herded:
 		herdEnded = true
 	}
-	stopRun()
-	waitServices()
+	stopServices()
 	if !herdEnded {
 		if err := <-herded; runErr == nil && !errors.Is(err, context.Canceled) {
 			runErr = err

@@ -122,11 +122,13 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	closeListeners := func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}
+	// From here on the REST API answers, 503 until the stored connectors
+	// and the files are loaded; it and the watched folder run until
+	// runCtx ends.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	svc := a.serveREST(runCtx, listeners, auth, logs)
+	stopServices := func() { stopRun(); svc.wait() }
 
 	// The worker's context outlives ctx (the signal): shutdown needs it
 	// to make the final commits.
@@ -134,7 +136,7 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 	defer stopWorker()
 	w, err := a.startWorker(wctx, wc, logs)
 	if err != nil {
-		closeListeners()
+		stopServices()
 		return err
 	}
 	shutdown := func() error {
@@ -152,22 +154,15 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 
 	for i, c := range files {
 		if err := applyConnector(ctx, w, c); err != nil {
-			closeListeners()
+			stopServices()
 			_ = shutdown()
 			return fmt.Errorf("%s: %w", pos[1+i], err)
 		}
 		log.Info("connector started from file", "connector", c.Name, "file", pos[1+i])
 	}
 
-	// From here on, the REST API and the watched folder run until runCtx
-	// ends; failed reports either one failing.
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	failed, waitServices, err := a.startServices(runCtx, wc, w, nil, listeners, auth, logs)
-	if err != nil {
-		_ = shutdown()
-		return err
-	}
+	// failed reports the REST API or the watched folder failing.
+	failed := svc.open(runCtx, wc, w, nil, auth, logs)
 
 	stopProgress := func() {}
 	if progress {
@@ -191,8 +186,7 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 		}
 	}
 	stopProgress() // its last line shows the totals before shutdown
-	stopRun()
-	waitServices()
+	stopServices()
 	if err := shutdown(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -202,16 +196,19 @@ func (a *App) runStandalone(ctx context.Context, args []string) error {
 	return nil
 }
 
-// startServices serves the REST API on the listeners (bound by the
-// caller; router forwards writes in distributed mode, nil in standalone)
-// and, when config.dir is set, runs the watched folder, and
-// returns once the folder's files are applied. Both run until ctx ends;
-// failed receives the error of either one failing, and wait returns when
-// both stopped.
-func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWorker, router rest.Router, listeners []net.Listener, auth *rest.Auth, logs *rest.Loggers) (failed <-chan error, wait func(), err error) {
-	errc := make(chan error, 2)
-	var bg sync.WaitGroup
-	api := rest.New(rest.Options{Worker: w, Metrics: w.Metrics(), Loggers: logs, Logger: logs.Logger(logREST), Auth: auth, Router: router})
+// services are the REST API and the watched folder of a running worker.
+type services struct {
+	gate *rest.Gate
+	errc chan error
+	bg   sync.WaitGroup
+}
+
+// serveREST serves the REST API on the listeners (bound by the caller)
+// until ctx ends. Until [services.open] it answers 503 (rest.Gate): a
+// client that reaches the port while the worker loads its stored
+// connectors gets an answer saying so, not a hung connection.
+func (a *App) serveREST(ctx context.Context, listeners []net.Listener, auth *rest.Auth, logs *rest.Loggers) *services {
+	s := &services{gate: rest.NewGate(), errc: make(chan error, 2)}
 	for _, l := range listeners {
 		logs.Logger(logCLI).Info("REST API listening", "url", rest.URL(l), "authentication", auth.Enabled())
 		if ta, ok := l.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() && !auth.Enabled() {
@@ -219,28 +216,41 @@ func (a *App) startServices(ctx context.Context, wc worker.Config, w runningWork
 				worker.KeyRESTBasicFile+" or "+worker.KeyRESTBearerFile+" (docs/security.md)", "url", rest.URL(l))
 		}
 	}
-	bg.Go(func() {
-		if err := rest.Serve(ctx, api, listeners, logs.Logger(logREST)); err != nil {
-			errc <- err
+	s.bg.Go(func() {
+		if err := rest.Serve(ctx, s.gate, listeners, logs.Logger(logREST)); err != nil {
+			s.errc <- err
 		}
 	})
+	return s
+}
+
+// open runs the watched folder when config.dir is set, applies its files,
+// and then lets the REST API answer from w (router forwards writes in
+// distributed mode, nil in standalone). The folder runs until ctx ends;
+// the channel receives the error of the API or the folder failing.
+func (s *services) open(ctx context.Context, wc worker.Config, w runningWorker, router rest.Router, auth *rest.Auth, logs *rest.Loggers) <-chan error {
 	if wc.ConfigDir != "" {
 		scanned := make(chan struct{})
 		var once sync.Once
-		bg.Go(func() {
+		s.bg.Go(func() {
 			err := standalone.Watch(ctx, wc.ConfigDir, w, standalone.Options{
 				Logger:  logs.Logger(logStandalone),
 				Scanned: func() { once.Do(func() { close(scanned) }) },
 			})
 			once.Do(func() { close(scanned) })
 			if err != nil {
-				errc <- err
+				s.errc <- err
 			}
 		})
 		<-scanned
 	}
-	return errc, bg.Wait, nil
+	s.gate.Open(rest.New(rest.Options{Worker: w, Metrics: w.Metrics(), Loggers: logs, Logger: logs.Logger(logREST), Auth: auth, Router: router}))
+	return s.errc
 }
+
+// wait returns once the REST API and the watched folder stopped (after
+// their ctx ended).
+func (s *services) wait() { s.bg.Wait() }
 
 // waitDone waits until every connector finished its input, a connector
 // fails, a background part fails, or ctx ends (a signal: not an error).

@@ -320,3 +320,97 @@ func TestServerInfoShowsCommit(t *testing.T) {
 			info, rest.VersionHeader, resp.Header.Get(rest.VersionHeader), rest.ConnectVersion)
 	}
 }
+
+// While the worker loads its stored connectors the REST API already
+// answers, with 503, a JSON body and Retry-After, and only after the
+// worker is up does it answer from the worker.
+func TestStandaloneAnswers503WhileStarting(t *testing.T) {
+	d := newStandaloneDir(t, "")
+	w := newFakeWorker()
+	w.connectors["stored"] = &fakeConnector{config: map[string]string{"connector.class": "iceberg"}, state: worker.StateRunning}
+	release := make(chan struct{})
+	app := &App{newWorker: func(context.Context, worker.Config, *rest.Loggers) (runningWorker, error) {
+		<-release // the stored connectors are loading
+		return w, nil
+	}}
+	var out, errOut syncBuffer
+	app.Stdout, app.Stderr = &out, &errOut
+	app.Getenv = func(string) string { return "" }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- app.Run(ctx, []string{"standalone", d.workerFile}) }()
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("standalone did not stop")
+		}
+	}()
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := urlRE.FindStringSubmatch(errOut.String()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		t.Fatalf("no REST URL logged: %s", errOut.String())
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(method, path string) (int, http.Header, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(`{"name": "early", "config": {"connector.class": "iceberg"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(resp.Body)
+		var doc map[string]any
+		_ = json.Unmarshal(body, &doc)
+		return resp.StatusCode, resp.Header, doc
+	}
+
+	code, h, doc := get("GET", "/health")
+	if code != http.StatusServiceUnavailable || doc["status"] != "starting" || h.Get("Retry-After") == "" {
+		t.Errorf("GET /health while starting = %d %v (Retry-After %q), want 503 starting", code, doc, h.Get("Retry-After"))
+	}
+	for _, p := range [][2]string{{"GET", "/connectors"}, {"GET", "/connectors/stored/status"}, {"POST", "/connectors"}, {"PUT", "/connectors/stored/pause"}} {
+		code, h, doc := get(p[0], p[1])
+		if code != http.StatusServiceUnavailable || doc["error_code"] != float64(503) || !strings.Contains(fmt.Sprint(doc["message"]), "starting up") || h.Get("Retry-After") == "" {
+			t.Errorf("%s %s while starting = %d %v (Retry-After %q), want Connect's 503 error", p[0], p[1], code, doc, h.Get("Retry-After"))
+		}
+	}
+
+	close(release)
+	released = true
+	var names []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := client.Get(base + "/connectors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			if err := json.Unmarshal(body, &names); err != nil {
+				t.Fatalf("GET /connectors: %s: %v", body, err)
+			}
+			break
+		}
+	}
+	if len(names) != 1 || names[0] != "stored" {
+		t.Errorf("GET /connectors once started = %v, want [stored] (a POST while starting must not reach the worker)", names)
+	}
+	if code, _, doc := get("GET", "/health"); code != http.StatusOK || doc["status"] != "healthy" {
+		t.Errorf("GET /health once started = %d %v", code, doc)
+	}
+}

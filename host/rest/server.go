@@ -190,6 +190,7 @@ type Health struct {
 // before.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.w.Ready(r.Context()); err != nil {
+		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, Health{Status: "starting", Message: fmt.Sprintf("Worker is still starting up: %v", err)})
 		return
 	}
