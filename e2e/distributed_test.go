@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -462,4 +463,42 @@ func freeTCPPort() (int, error) {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// PUT /admin/loggers/{name}?scope=cluster on one worker sets the level
+// on every worker of the cluster (Connect's KIP-976); scope=worker only
+// on the worker asked.
+func TestDistributedLoggerScopeCluster(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Kafka)
+	ctx := harness.Context(t, 3*time.Minute)
+	keys := clusterKeys(env)
+	_, a := startWorker(t, env, keys, 0)
+	_, b := startWorker(t, env, keys, 1)
+	level := func(w *harness.Floe) string {
+		var l struct {
+			Level string `json:"level"`
+		}
+		mustDecode(t, mustDo(t, w.API, ctx, "GET", "/admin/loggers/floe.worker", nil, http.StatusOK), &l)
+		return l.Level
+	}
+	// Until worker-b has joined, worker-a does not know it: ask again
+	// until it reached worker-b.
+	b.WaitFor(ctx, "scope=cluster through worker-a to set floe.worker to DEBUG on worker-b", func(ctx context.Context) (bool, string, error) {
+		r, err := a.API.Do(ctx, "PUT", "/admin/loggers/floe.worker?scope=cluster", map[string]string{"level": "DEBUG"})
+		if err != nil {
+			return false, "", err
+		}
+		if r.Status != http.StatusNoContent && r.Status != http.StatusConflict {
+			return false, "", fmt.Errorf("PUT scope=cluster: HTTP %d: %s", r.Status, r.Body)
+		}
+		got := level(b)
+		return got == "DEBUG", fmt.Sprintf("PUT answered %d; worker-b at %s", r.Status, got), nil
+	})
+	if got := level(a); got != "DEBUG" {
+		t.Errorf("worker-a, asked with scope=cluster, has floe.worker at %s", got)
+	}
+	mustDo(t, b.API, ctx, "PUT", "/admin/loggers/floe.worker?scope=worker", map[string]string{"level": "WARN"}, http.StatusOK)
+	if ga, gb := level(a), level(b); ga != "DEBUG" || gb != "WARN" {
+		t.Errorf("after scope=worker on worker-b: worker-a %s (want DEBUG), worker-b %s (want WARN)", ga, gb)
+	}
 }

@@ -434,3 +434,33 @@ func restartOf(path string) (string, bool) {
 	}
 	return "", false
 }
+
+// Peers implements rest.PeerRouter: the REST URLs of the cluster's other
+// live members (the group's members, with the URLs their status-topic
+// records give), by worker id. A member without a URL yet answers
+// worker.ErrRebalancing: it is still joining.
+func (h *Herder) Peers(ctx context.Context) (map[string]string, error) {
+	members, err := h.member.Members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the cluster's workers: %w", err)
+	}
+	infos, err := h.statuses.Workers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the workers' URLs: %w", err)
+	}
+	urls := make(map[string]string, len(infos))
+	for _, w := range infos {
+		urls[w.ID] = w.URL
+	}
+	peers := map[string]string{}
+	for _, id := range members {
+		if id == h.cfg.Worker.WorkerID {
+			continue
+		}
+		if urls[id] == "" {
+			return nil, fmt.Errorf("%w: worker %q has no URL yet (it is joining); try again", worker.ErrRebalancing, id)
+		}
+		peers[id] = urls[id]
+	}
+	return peers, nil
+}

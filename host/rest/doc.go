@@ -32,6 +32,7 @@
 //	GET    /admin/loggers                           200 name → {level, last_modified}
 //	GET    /admin/loggers/{name}                    200, 404
 //	PUT    /admin/loggers/{name}                    200 affected logger names, 400, 404
+//	PUT    /admin/loggers/{name}?scope=cluster      204 set on every worker, 500 naming those that did not
 //	PUT    /admin/loggers                           as PUT /admin/loggers/root (floe)
 //	GET    /metrics                                 Prometheus text format
 //
@@ -123,5 +124,12 @@
 // # Log levels
 //
 // [Loggers] keeps one [slog.LevelVar] per named logger; /admin/loggers
-// reads and sets them with log4j's level names, as Connect does.
+// reads and sets them with log4j's level names, as Connect does. With
+// scope=cluster in distributed mode the worker asked sends the change to
+// every other worker its [PeerRouter] lists.
+//
+// # Starting
+//
+// A [Gate] serves the listener while the worker starts: 503 with
+// Retry-After for every request until the stored connectors are loaded.
 package rest

@@ -248,17 +248,31 @@ func (s *Server) setLogger(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// As Connect (KIP-976): scope=cluster applies the level on every
-	// worker of the cluster and answers 204 (this worker is the whole
-	// cluster of a standalone worker); scope=worker, or none, answers the
-	// affected loggers; any other scope is logged and taken as worker.
+	// worker of the cluster and answers 204 (a standalone worker is the
+	// whole cluster; in distributed mode every other worker is asked,
+	// clusterLevel); scope=worker, or none, answers the affected
+	// loggers; any other scope is logged and taken as worker.
 	scope := r.URL.Query().Get("scope")
 	cluster := strings.EqualFold(scope, "cluster")
 	if scope != "" && !cluster && !strings.EqualFold(scope, "worker") {
 		s.logger.Warn("invalid log level scope in a request; using worker (Connect's scopes are worker and cluster)", "scope", scope)
 	}
+	if cluster && s.router != nil && r.Header.Get(HeaderForwarded) == "" {
+		if _, ok := s.router.(PeerRouter); !ok {
+			writeError(w, errorf(http.StatusNotImplemented, "scope=cluster is not supported here: this worker cannot list the cluster's workers; set the level on each worker with scope=worker"))
+			return
+		}
+	}
 	affected := s.loggers.SetLevel(name, level)
 	s.logger.Info("log level changed", "name", name, "level", LevelName(level), "scope", map[bool]string{true: "cluster", false: "worker"}[cluster])
 	if cluster {
+		if err := s.clusterLevel(r, name, LevelName(level)); err != nil {
+			if statusOf(err) == http.StatusConflict {
+				w.Header().Set("Retry-After", "1")
+			}
+			writeError(w, err)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
