@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,8 +236,34 @@ func TestApacheIcebergSinkConfigs(t *testing.T) {
 			t.Errorf("floe_records_skipped_total{connector=%q} = %v (found %v), want %v", name, got, found, want)
 		}
 	}
+	// iceberg.tables.schema-force-optional=true (carried) makes every
+	// column optional, as Apache's sink does; without it (single) the
+	// Avro schema's required id stays required. Read from the metadata
+	// PyIceberg read the table through.
+	required := func(table string) []string {
+		read := harness.ReadTable(t, env, harness.PyIceberg, env.Lake.RESTTable(table), harness.ReadOptions{})
+		sc, err := harness.LoadMetadataIn(t, env.Lake, read.Metadata).CurrentSchema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range sc.Fields {
+			if c.Required {
+				out = append(out, c.Name)
+			}
+		}
+		return out
+	}
+	if got := required(ns + ".carried"); len(got) != 0 {
+		t.Errorf("table %s (schema-force-optional=true) has required columns %v, want none", ns+".carried", got)
+	}
+	if got := required(ns + ".events"); !slices.Contains(got, "id") {
+		t.Errorf("table %s (no force-optional) has required columns %v, want id among them", ns+".events", got)
+	}
 	for k := range carriedOver {
-		if k == "iceberg.control.commit.interval-ms" { // floe's commit interval: used, not ignored
+		switch k {
+		case "iceberg.control.commit.interval-ms", // floe's commit interval: used, not ignored
+			"iceberg.tables.schema-force-optional": // honoured: checked above
 			continue
 		}
 		if !f.LogContains(`accepted but ignored.*key=` + regexp.QuoteMeta(k) + `\b`) {

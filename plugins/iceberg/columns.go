@@ -190,3 +190,38 @@ func constantString(mem memory.Allocator, s string, n int) arrow.Array {
 	}
 	return b.NewArray()
 }
+
+// optionalSchema makes every field of s nullable, nested ones included
+// (iceberg.tables.schema-force-optional, as the Apache Iceberg sink's):
+// the table then takes a later schema that drops a field or makes it
+// nullable without evolving required columns. Map keys stay required:
+// Iceberg has no optional map keys.
+func optionalSchema(s *arrow.Schema) *arrow.Schema {
+	fields := make([]arrow.Field, s.NumFields())
+	for i, f := range s.Fields() {
+		fields[i] = optionalField(f)
+	}
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
+func optionalField(f arrow.Field) arrow.Field {
+	f.Nullable = true
+	switch t := f.Type.(type) {
+	case *arrow.StructType:
+		fs := make([]arrow.Field, t.NumFields())
+		for i, c := range t.Fields() {
+			fs[i] = optionalField(c)
+		}
+		f.Type = arrow.StructOf(fs...)
+	case *arrow.ListType:
+		f.Type = arrow.ListOfField(optionalField(t.ElemField()))
+	case *arrow.LargeListType:
+		f.Type = arrow.LargeListOfField(optionalField(t.ElemField()))
+	case *arrow.MapType:
+		m := arrow.MapOfWithMetadata(t.KeyType(), t.KeyField().Metadata, t.ItemType(), t.ItemField().Metadata)
+		m.SetItemNullable(true)
+		f.Type = m
+	}
+	return f
+}

@@ -42,6 +42,7 @@ const (
 	keySourceMetadata  = "iceberg.tables.source-metadata-enabled"
 	keyUnrouted        = "iceberg.tables.unrouted"
 	keyUnroutedLog     = "iceberg.tables.unrouted.log"
+	keyForceOptional   = "iceberg.tables.schema-force-optional"
 	keyRetryAttempts   = "iceberg.commit.retry.max-attempts"
 	keyRetryBackoff    = "iceberg.commit.retry.initial-backoff-ms"
 	keyRetryMaxBackoff = "iceberg.commit.retry.max-backoff-ms"
@@ -120,6 +121,9 @@ func Spec() sdk.Spec {
 		sdk.Bool(keyUnroutedLog).
 			Describe("With "+keyUnrouted+"=skip, log at each checkpoint how many records were skipped for reaching no table, with the route field and an example value. The count always reaches floe_records_skipped_total and the connector status's floe.skipped; turn the log off when the metric is watched and the line is noise.").
 			Default("true").InGroup(gTables),
+		sdk.Bool(keyForceOptional).
+			Describe("Create every column optional, nested fields included, and add every new column optional, whatever the record schema's nullability says, as the Apache Iceberg sink's key does. Off: columns follow the record schema, and evolution makes a column optional when a later schema does.").
+			Default("false").InGroup(gTables),
 		sdk.Bool(keySourceMetadata).
 			Describe("Add the columns _source_partition (string), _source_offset (long) and _source_timestamp (timestamptz) to every row: where it came from.").
 			Default("true").InGroup(gTables),
@@ -184,6 +188,9 @@ type settings struct {
 	// (iceberg.tables.unrouted.log).
 	logUnrouted    bool
 	sourceMetadata bool
+	// forceOptional makes every created or added column optional
+	// (iceberg.tables.schema-force-optional).
+	forceOptional bool
 
 	retryAttempts    int
 	retryBackoff     time.Duration
@@ -230,6 +237,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		skipUnrouted:    cfg.String(keyUnrouted) != unroutedReject,
 		logUnrouted:     r.Bool(keyUnroutedLog),
 		sourceMetadata:  r.Bool(keySourceMetadata),
+		forceOptional:   r.Bool(keyForceOptional),
 		retryAttempts:   r.Int(keyRetryAttempts),
 		retryBackoff:    r.Duration(keyRetryBackoff),
 		retryMaxBackoff: r.Duration(keyRetryMaxBackoff),

@@ -182,3 +182,86 @@ func TestValueFieldClashesWithMetadataColumn(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// requiredColumns lists the required columns of an Iceberg schema,
+// nested ones as a.b, list elements as a.element, map values as a.value.
+func requiredColumns(fields []icebergapi.NestedField, prefix string) []string {
+	var out []string
+	for _, f := range fields {
+		name := prefix + f.Name
+		if f.Required {
+			out = append(out, name)
+		}
+		out = append(out, requiredIn(f.Type, name)...)
+	}
+	return out
+}
+
+func requiredIn(t icebergapi.Type, name string) []string {
+	switch t := t.(type) {
+	case *icebergapi.StructType:
+		return requiredColumns(t.FieldList, name+".")
+	case *icebergapi.ListType:
+		out := requiredIn(t.Element, name+".element")
+		if t.ElementRequired {
+			out = append(out, name+".element")
+		}
+		return out
+	case *icebergapi.MapType:
+		out := requiredIn(t.ValueType, name+".value")
+		if t.ValueRequired {
+			out = append(out, name+".value")
+		}
+		return out
+	}
+	return nil
+}
+
+// With iceberg.tables.schema-force-optional every column the sink
+// creates or adds is optional, nested fields and list elements included,
+// and rows of the required-field schemas still land; without it the
+// record schema's required fields stay required.
+func TestSchemaForceOptional(t *testing.T) {
+	required := withFields(schemaV1,
+		arrow.Field{Name: "address", Type: arrow.StructOf(arrow.Field{Name: "city", Type: arrow.BinaryTypes.String}), Nullable: true},
+		arrow.Field{Name: "tags", Type: arrow.ListOfNonNullable(arrow.BinaryTypes.String), Nullable: true})
+	fillRequired := func(col string, off int64, b array.Builder) bool {
+		switch col {
+		case "address":
+			sb := b.(*array.StructBuilder)
+			sb.Append(true)
+			sb.FieldBuilder(0).(*array.StringBuilder).Append("Oslo")
+		case "tags":
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.StringBuilder).Append("a")
+		default:
+			return false
+		}
+		return true
+	}
+
+	plain := newFixture(t, nil)
+	tk := plain.open(1)
+	prepare(t, tk, 1, schemaV1)
+	if got := requiredColumns(plain.load("db.events").Schema().Fields(), ""); strings.Join(got, ",") != "id" {
+		t.Fatalf("without force-optional the required columns are %v, want [id]", got)
+	}
+
+	f := newFixture(t, map[string]string{keyForceOptional: "true"})
+	tk = f.open(1)
+	prepare(t, tk, 1, schemaV1)
+	step(t, tk, 1, batchV1("p", 0, 10))
+	if got := requiredColumns(f.load("db.events").Schema().Fields(), ""); len(got) != 0 {
+		t.Fatalf("created with required columns %v, want none", got)
+	}
+	changes := prepare(t, tk, 2, required)
+	if !strings.Contains(strings.Join(changes, "|"), "add optional column address") {
+		t.Fatalf("v2 changes = %q", changes)
+	}
+	step(t, tk, 2, batchRows(required, 2, "p", 10, 10, fillRequired))
+	if got := requiredColumns(f.load("db.events").Schema().Fields(), ""); len(got) != 0 {
+		t.Fatalf("after evolution required columns %v, want none", got)
+	}
+	f.checkExactlyOnce("db.events", map[string][2]int64{"p": {0, 20}})
+}

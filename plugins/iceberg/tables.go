@@ -197,6 +197,9 @@ func (t *task) prepareTable(ctx context.Context, name string, schemaID int64, va
 	if err != nil {
 		return nil, fmt.Errorf("iceberg sink: table %s: %w", name, err)
 	}
+	if t.cfg.forceOptional {
+		input = optionalSchema(input)
+	}
 	st, err := t.loadTableLocked(ctx, name)
 	if err != nil {
 		return nil, err
