@@ -471,9 +471,9 @@ func freeTCPPort() (int, error) {
 func TestDistributedLoggerScopeCluster(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Kafka)
 	ctx := harness.Context(t, 3*time.Minute)
-	keys := clusterKeys(env)
-	_, a := startWorker(t, env, keys, 0)
-	_, b := startWorker(t, env, keys, 1)
+	keys := harness.ClusterKeys(env)
+	_, a := harness.StartWorker(t, env, keys, 0)
+	_, b := harness.StartWorker(t, env, keys, 1)
 	level := func(w *harness.Floe) string {
 		var l struct {
 			Level string `json:"level"`
