@@ -542,6 +542,7 @@ func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
 		level = kafka.IsolationLevelReadCommitted
 	}
 	ends := map[int32]int64{}
+	var refreshed time.Time
 	for {
 		req := map[kafka.TopicPartition]kafka.OffsetSpec{}
 		for _, p := range t.parts {
@@ -554,14 +555,16 @@ func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
 			return nil, t.clientErrorf("read to the end: list offsets: %w", t.cfg.Client.RedactError(err))
 		}
 		var retry error
+		stale := false
 		for tp, info := range res.ResultInfos {
-			switch info.Error.Code() {
+			switch code := info.Error.Code(); code {
 			case kafka.ErrNoError:
 				ends[tp.Partition] = int64(info.Offset)
 			case kafka.ErrNotLeaderForPartition, kafka.ErrLeaderNotAvailable, kafka.ErrUnknownLeaderEpoch,
 				kafka.ErrFencedLeaderEpoch, kafka.ErrReplicaNotAvailable, kafka.ErrOffsetNotAvailable,
 				kafka.ErrUnknownTopicOrPart, kafka.ErrNotCoordinator, kafka.ErrRequestTimedOut:
 				retry = fmt.Errorf("end of partition %d: %w", tp.Partition, info.Error)
+				stale = stale || leaderMoved(code)
 			default:
 				return nil, t.clientErrorf("read to the end: end of partition %d: %w", tp.Partition, info.Error)
 			}
@@ -572,11 +575,42 @@ func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
 		if retry == nil {
 			retry = fmt.Errorf("the broker did not answer for %d partitions", len(t.parts)-len(ends))
 		}
+		if stale && time.Since(refreshed) >= metadataRefreshEvery {
+			// The admin client asks the leader its cached metadata names
+			// and does not look again on its own: after a broker restart
+			// every retry would go to a leader that is no longer one
+			// (seen for minutes with a 3-node cluster).
+			t.refreshMetadata()
+			refreshed = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return nil, t.clientErrorf("read to the end: %v: %w", retry, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// metadataRefreshEvery bounds how often endOffsets asks for fresh topic
+// metadata while partition leaders move.
+const metadataRefreshEvery = 500 * time.Millisecond
+
+// leaderMoved reports the answers that mean the client's idea of a
+// partition's leader is out of date.
+func leaderMoved(code kafka.ErrorCode) bool {
+	switch code {
+	case kafka.ErrNotLeaderForPartition, kafka.ErrLeaderNotAvailable, kafka.ErrUnknownLeaderEpoch, kafka.ErrFencedLeaderEpoch:
+		return true
+	}
+	return false
+}
+
+// refreshMetadata fetches the topic's metadata, which the client keeps
+// for its next requests. A failure is left to the next attempt.
+func (t *Table) refreshMetadata() {
+	topic := t.cfg.Topic
+	if _, err := t.admin.Client().GetMetadata(&topic, false, 2000); err != nil {
+		t.cfg.Logger.Debug("kafkastore: refresh the topic's metadata", "topic", topic, "error", t.cfg.Client.RedactError(err))
 	}
 }
 
