@@ -64,8 +64,9 @@ const (
 
 	keyManifestTarget = "maintenance.rewrite-manifests.target-manifest-size-bytes"
 
-	keyExpireRetainLast = "maintenance.expire-snapshots.retain-last"
-	keyExpireMaxAge     = "maintenance.expire-snapshots.max-age.ms"
+	keyExpireRetainLast   = "maintenance.expire-snapshots.retain-last"
+	keyExpireMaxAge       = "maintenance.expire-snapshots.max-age.ms"
+	keyExpireMaxSnapshots = "maintenance.expire-snapshots.max-snapshots"
 
 	keyOrphanOlderThan = "maintenance.delete-orphan-files.older-than.ms"
 	keyOrphanDryRun    = "maintenance.delete-orphan-files.dry-run"
@@ -83,7 +84,7 @@ const (
 	keyCatalogNameAlt = lake.KeyCatalogNameAlt
 	keyDataDir        = lake.KeyDataDir
 	// keyCommitInterval is the host's checkpoint interval; the poll
-	// interval follows it when not set.
+	// interval and snapshot expiry's cadence follow it when not set.
 	keyCommitInterval    = "commit.interval.ms"
 	keyCommitIntervalAlt = "iceberg.control.commit.interval-ms"
 )
@@ -105,6 +106,9 @@ type taskDefaults struct {
 	commits, dataFiles, smallFiles, smallBytes, deletes, snapshots, manifests int64
 	interval, minInterval                                                     time.Duration
 	doc                                                                       string
+	// derivedCadence: the snapshot-count trigger and the min interval
+	// have no fixed default (see expiryCadence).
+	derivedCadence bool
 }
 
 var defaults = map[string]taskDefaults{
@@ -118,8 +122,11 @@ var defaults = map[string]taskDefaults{
 	// Every compaction commit adds manifests; merge them back soon.
 	taskRewriteManifests: {enabled: true, manifests: 20, minInterval: time.Minute,
 		doc: "rewrites the current snapshot's manifests into few, target-size ones"},
-	taskExpire: {enabled: true, snapshots: 200, interval: 10 * time.Minute, minInterval: 5 * time.Minute,
-		doc: "expires snapshots beyond retain-last that are older than max-age, never the newest snapshot of any floe connector, and deletes the files only they referenced"},
+	// Expiry's snapshot-count trigger and min interval follow the
+	// commit interval and max-snapshots (expiryCadence), so a table at
+	// 1 s commits never holds much more than max-snapshots.
+	taskExpire: {enabled: true, interval: 10 * time.Minute, derivedCadence: true,
+		doc: "expires snapshots beyond retain-last that are older than max-age or beyond the newest max-snapshots, never the newest snapshot of any floe connector, and deletes the files only they referenced"},
 	taskMetadataFiles: {enabled: true, interval: time.Hour, minInterval: 10 * time.Minute,
 		doc: "deletes metadata.json files older than the newest retain-last versions"},
 	taskOrphans: {enabled: true, interval: 24 * time.Hour, minInterval: time.Hour,
@@ -195,11 +202,14 @@ func Spec() sdk.Spec {
 			Describe("Target size of rewritten manifests in bytes. Empty means the table's commit.manifest.target-size-bytes (8 MiB).").
 			Check(atLeastInt(1<<10)).InGroup(taskRewriteManifests),
 		sdk.Int(keyExpireRetainLast).
-			Describe("Snapshots of the main branch always kept, whatever their age. The newest snapshot of every floe connector is kept as well: recovery reads its offsets.").
+			Describe("Snapshots of the main branch always kept, whatever their age and max-snapshots. The newest snapshot of every floe connector is kept as well: recovery reads its offsets.").
 			Default("10").Min(1).InGroup(taskExpire),
 		sdk.Duration(keyExpireMaxAge).
-			Describe("Snapshots younger than this are kept (time travel window). At 1 s commits an hour is about 3,600 snapshots: lower it if metadata.json grows too large.").
+			Describe("Snapshots younger than this are kept (the time travel window), up to max-snapshots of them: at 5-minute commits an hour is 12 snapshots and the age decides; at 1 s commits it would be 3,600 and more (compaction's snapshots too), and max-snapshots decides.").
 			Default("3600000").Check(atLeast(0)).InGroup(taskExpire),
+		sdk.Int(keyExpireMaxSnapshots).
+			Describe(fmt.Sprintf("Most snapshots kept of the main branch's lineage, however young: when more than this many are younger than max-age, the newest max-snapshots are kept and the rest expired (with every snapshot off the lineage), but never fewer than retain-last nor the newest snapshot of any floe connector. Every commit rewrites metadata.json, which holds every snapshot (about 1 KiB each with floe's offsets), so this bounds its size and the commit's cost. Empty means %d (about 400 KiB of metadata.json): at 5-minute commits an hour holds 12 and max-age decides; at 10 s commits it holds 360 commits plus compaction's snapshots, about the limit; at 1 s commits the newest 400 are about 4 minutes (with compaction's snapshots), at 300 ms about 1.5. The expire task's trigger and min interval follow it and the commit interval (see their keys), so the table holds at most about a quarter more. Expiry deletes the data files only expired snapshots referenced, so a query reading a snapshot older than that window may fail: raise it for long queries on fast-committing tables. 0: no count limit, max-age alone.", defaultMaxSnapshots)).
+			Min(0).InGroup(taskExpire),
 		sdk.Duration(keyOrphanOlderThan).
 			Describe("Safety age: only files older than this are orphans. It covers files of checkpoints still being committed and of commits racing the cleanup; at least 1 h.").
 			Default("259200000").Check(atLeast(minOrphanAge)).InGroup(taskOrphans),
@@ -242,6 +252,22 @@ func taskFields(task string) []*sdk.Field {
 	k := func(sfx string) string { return prefix + task + sfx }
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	ms := func(v time.Duration) string { return strconv.FormatInt(v.Milliseconds(), 10) }
+	snapshotCount := sdk.Long(k(sfxSnapshotCount)).
+		Describe("Trigger: snapshots in the table's metadata; 0 is off.").
+		Default(n(d.snapshots)).Min(0).InGroup(task)
+	minInterval := sdk.Duration(k(sfxMinInterval)).
+		Describe("Shortest time between two runs of the task on one table, whatever the triggers say (a forced run ignores it).").
+		Default(ms(d.minInterval)).Check(atLeast(0)).InGroup(task)
+	if d.derivedCadence {
+		snapshotCount = sdk.Long(k(sfxSnapshotCount)).
+			Describe(fmt.Sprintf("Trigger: snapshots in the table's metadata; 0 is off. Empty means %s plus a quarter (%d with the defaults), so a run finds about a quarter of max-snapshots to expire; %d when %s is 0.",
+				keyExpireMaxSnapshots, expiryCadence(0, defaultMaxSnapshots).snapshotTrigger, ageOnlySnapshotTrigger, keyExpireMaxSnapshots)).
+			Min(0).InGroup(task)
+		minInterval = sdk.Duration(k(sfxMinInterval)).
+			Describe(fmt.Sprintf("Shortest time between two runs of the task on one table, whatever the triggers say (a forced run ignores it). Empty means %d of the connector's commit intervals (%s or %s), between %d s and %d min: 1 min at 1 s commits, in which the table gains about 100 snapshots with compaction's, so it holds at most about max-snapshots plus a quarter; %d min when the connector does not set the commit interval.",
+				cadenceCommits, keyCommitInterval, keyCommitIntervalAlt, int(minExpiryInterval.Seconds()), int(maxExpiryInterval.Minutes()), int(maxExpiryInterval.Minutes()))).
+			Check(atLeast(0)).InGroup(task)
+	}
 	return []*sdk.Field{
 		sdk.Bool(k(sfxEnabled)).
 			Describe("Run " + task + ": " + d.doc + ".").
@@ -261,18 +287,14 @@ func taskFields(task string) []*sdk.Field {
 		sdk.Long(k(sfxDeleteFileCount)).
 			Describe("Trigger: live delete files (position or equality) in the table; 0 is off.").
 			Default(n(d.deletes)).Min(0).InGroup(task),
-		sdk.Long(k(sfxSnapshotCount)).
-			Describe("Trigger: snapshots in the table's metadata; 0 is off.").
-			Default(n(d.snapshots)).Min(0).InGroup(task),
+		snapshotCount,
 		sdk.Long(k(sfxManifestCount)).
 			Describe("Trigger: manifests of the current snapshot; 0 is off.").
 			Default(n(d.manifests)).Min(0).InGroup(task),
 		sdk.Duration(k(sfxInterval)).
 			Describe("Trigger: time since the task last ran on the table (a task that never ran is due at once); 0 is off.").
 			Default(ms(d.interval)).Check(atLeast(0)).InGroup(task),
-		sdk.Duration(k(sfxMinInterval)).
-			Describe("Shortest time between two runs of the task on one table, whatever the triggers say (a forced run ignores it).").
-			Default(ms(d.minInterval)).Check(atLeast(0)).InGroup(task),
+		minInterval,
 	}
 }
 
@@ -375,8 +397,13 @@ type settings struct {
 
 	manifestTarget int64 // 0: the table's
 
-	retainLast int
-	maxAge     time.Duration
+	retainLast   int
+	maxAge       time.Duration
+	maxSnapshots int // 0: no count limit
+
+	// commitInterval is the connector's commit.interval.ms; 0 when the
+	// config does not set it.
+	commitInterval time.Duration
 
 	orphanAge    time.Duration
 	orphanDryRun bool
@@ -424,6 +451,8 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		manifestTarget:   r.Int64(keyManifestTarget),
 		retainLast:       r.Int(keyExpireRetainLast),
 		maxAge:           r.Duration(keyExpireMaxAge),
+		maxSnapshots:     defaultMaxSnapshots,
+		commitInterval:   commitInterval(cfg),
 		orphanAge:        r.Duration(keyOrphanOlderThan),
 		orphanDryRun:     r.Bool(keyOrphanDryRun),
 		metadataRetain:   r.Int(keyMetadataRetainLast),
@@ -433,7 +462,10 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		return settings{}, fmt.Errorf("iceberg-maintenance: %s: %w", keyIntermediateCompression, err)
 	}
 	if s.pollInterval <= 0 {
-		s.pollInterval = derivedPollInterval(cfg)
+		s.pollInterval = derivedPollInterval(s.commitInterval)
+	}
+	if set(raw, keyExpireMaxSnapshots) {
+		s.maxSnapshots = r.Int(keyExpireMaxSnapshots)
 	}
 	if s.catalogName == "" {
 		s.catalogName = strings.TrimSpace(cfg.String(keyCatalogNameAlt))
@@ -454,6 +486,17 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 			manifestCount:   r.Int64(k(sfxManifestCount)),
 			interval:        r.Duration(k(sfxInterval)),
 			minInterval:     r.Duration(k(sfxMinInterval)),
+		}
+		if defaults[task].derivedCadence {
+			th := s.triggers[task]
+			c := expiryCadence(s.commitInterval, s.maxSnapshots)
+			if !set(raw, k(sfxSnapshotCount)) {
+				th.snapshotCount = c.snapshotTrigger
+			}
+			if !set(raw, k(sfxMinInterval)) {
+				th.minInterval = c.minInterval
+			}
+			s.triggers[task] = th
 		}
 	}
 	if err := r.Err(); err != nil {
@@ -487,22 +530,36 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 	return s, nil
 }
 
-// derivedPollInterval is the poll interval when none is set: the
-// connector's commit interval, between 1 s and 1 min, so a table is looked
-// at as often as it gains files; 1 min without a commit interval.
-func derivedPollInterval(cfg sdk.Config) time.Duration {
-	const fallback = time.Minute
+// set reports whether the user gave key a value: a blank one means the
+// derived default, as an absent one does.
+func set(raw map[string]string, key string) bool { return strings.TrimSpace(raw[key]) != "" }
+
+// commitInterval is the connector's commit.interval.ms (or its alias when
+// it is not set), 0 when neither is set: the host's own default is the
+// host's, and a plugin does not see it.
+func commitInterval(cfg sdk.Config) time.Duration {
 	v, ok := cfg.Get(keyCommitInterval)
-	if !ok {
+	if !ok || strings.TrimSpace(v) == "" {
 		if v, ok = cfg.Get(keyCommitIntervalAlt); !ok {
-			return fallback
+			return 0
 		}
 	}
 	d, err := sdk.ParseDuration(v)
 	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
+}
+
+// derivedPollInterval is the poll interval when none is set: the
+// connector's commit interval, between 1 s and 1 min, so a table is looked
+// at as often as it gains files; 1 min without a commit interval.
+func derivedPollInterval(commit time.Duration) time.Duration {
+	const fallback = time.Minute
+	if commit <= 0 {
 		return fallback
 	}
-	return min(max(d, time.Second), fallback)
+	return min(max(commit, time.Second), fallback)
 }
 
 // targetSize is the compaction target of tbl: the configured size, else

@@ -53,10 +53,9 @@
 // In cycle order: rewrite-data-files (compact each partition's small
 // files into target-size files; partial progress commits the partitions
 // in a few batches),
-// rewrite-manifests, expire-snapshots (retain-last and max-age; never the
-// newest snapshot of any floe connector, whose offsets recovery reads; the
-// files only expired snapshots referenced are deleted), delete-metadata-
-// files, delete-orphan-files (older than a safety age, default 3 days).
+// rewrite-manifests, expire-snapshots (see Snapshot retention below),
+// delete-metadata-files, delete-orphan-files (older than a safety age,
+// default 3 days).
 // Compaction picks a partition's files by its strategy (selection.go).
 // The default, tiered, is size-tiered compaction as LSM stores do it: sort
 // the partition's small files by size, take the smallest and each next
@@ -93,6 +92,38 @@
 // ingestion commit lands (see replayCatalog), and re-planned from scratch
 // if that keeps failing. A data file to replace that another rewrite
 // removed stops the replay; compaction then drops that group.
+//
+// # Snapshot retention
+//
+// Every commit rewrites the whole metadata.json, and it holds every
+// snapshot the table keeps (about 1 KiB each with floe's offsets), so the
+// number of snapshots is what makes metadata large and commits slow. An
+// age alone does not bound it: an hour is 12 commits at 5-minute commits
+// and 3,600 at 1 s, plus compaction's replace snapshots. expire-snapshots
+// therefore keeps the snapshots of the main branch's lineage that are
+// younger than max-age.ms (1 h), at most max-snapshots of them (400), at
+// least retain-last (10), and always down to the newest snapshot of every
+// floe connector, whose offsets recovery reads; every other snapshot
+// goes, with the files only it referenced. The count is one number for
+// every commit interval because the cost is per snapshot:
+//
+//	commit.interval.ms   kept (ingestion commits only)    expiry min interval
+//	300 ms               400, about the last 2 minutes    18 s
+//	1 s                  400, about the last 6½ minutes   1 min
+//	10 s                 360, the last hour (max-age)     5 min
+//	5 min                12, the last hour (max-age)      5 min
+//
+// (compaction's snapshots shorten the window: at 1 s commits to about 4
+// minutes, and at 10 s commits they may bring the hour over the count). What follows the commit interval is the cadence: the
+// task is due when the table holds a quarter more than max-snapshots
+// (trigger.snapshot-count, 500) and at most every 60 commit intervals,
+// between 15 s and 5 min (min-interval.ms; 5 min when the connector does
+// not set commit.interval.ms). At 1 s commits the table gains about 100
+// snapshots a minute with compaction's, so it holds at most about 500
+// snapshots and its metadata.json about 500 KiB. A set key wins over its
+// derived default; max-snapshots 0 leaves the age alone. A query still
+// reading a snapshot older than the window may miss files that expiry
+// deleted: raise max-snapshots for long queries on fast-committing tables.
 //
 // # History
 //
