@@ -127,7 +127,11 @@ var defaults = map[string]taskDefaults{
 	// 1 s commits never holds much more than max-snapshots.
 	taskExpire: {enabled: true, interval: 10 * time.Minute, derivedCadence: true,
 		doc: "expires snapshots beyond retain-last that are older than max-age or beyond the newest max-snapshots, never the newest snapshot of any floe connector, and deletes the files only they referenced"},
-	taskMetadataFiles: {enabled: true, interval: time.Hour, minInterval: 10 * time.Minute,
+	// Tables the sink creates delete superseded metadata.json files on
+	// every commit (write.metadata.delete-after-commit.enabled); for
+	// other tables the commit-count trigger bounds the folder at 1 s
+	// commits to about retain-last + 300 files instead of an hour's 3,600.
+	taskMetadataFiles: {enabled: true, commits: 300, interval: time.Hour, minInterval: 5 * time.Minute,
 		doc: "deletes metadata.json files older than the newest retain-last versions"},
 	taskOrphans: {enabled: true, interval: 24 * time.Hour, minInterval: time.Hour,
 		doc: "deletes files under the table location that no snapshot references and that are older than the safety age"},

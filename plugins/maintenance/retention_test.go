@@ -118,6 +118,9 @@ func TestRetentionUserValuesWin(t *testing.T) {
 	if s, err := parseSettings("orders", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyCommitIntervalAlt: "100"})); err != nil || s.triggers[taskExpire].minInterval != minExpiryInterval {
 		t.Errorf("the alias at 100 ms: min interval %s (%v); want %s", s.triggers[taskExpire].minInterval, err, minExpiryInterval)
 	}
+	if th := parse().triggers[taskMetadataFiles]; th.commitCount != 300 || th.minInterval != 5*time.Minute || th.interval != time.Hour {
+		t.Errorf("delete-metadata-files triggers %+v", th)
+	}
 
 	now := time.Unix(1_800_000_000, 0)
 	lineage := steadyLineage(now, time.Second, time.Hour)
