@@ -125,7 +125,8 @@ func Defaults(repo string, quick bool) Options {
 		// partition once it has 6 small files, at most every 2 s,
 		// size-tiered with ratio 3, copying the row groups of files of
 		// 4 MiB or more with fewer than 4, two groups at once, at
-		// niceness 10), plus the short expiry of maintBenchKeys.
+		// niceness 10; expire beyond the newest 400 snapshots of the
+		// last hour, due at 500).
 		MaintConfig:    map[string]string{},
 		ScanRuns:       3,
 		ScanColumn:     "quantity",
