@@ -2,6 +2,8 @@ package maintenance
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -178,6 +180,58 @@ func TestExpireByCount(t *testing.T) {
 	t.Logf("%s", r.Detail)
 	if got := len(loadTable(t, cat, "db.events").Metadata().Snapshots()); got != 16 {
 		t.Fatalf("snapshots %d; want 16: the 15 above the newest orders snapshot and it", got)
+	}
+	scan(t, cat, "db.events").checkExactly(t, n)
+}
+
+// TestMetadataStaysBoundedUnderCommits commits 240 times to a real table
+// (SQLite catalog, the sink's table properties) with the plugin's cycle
+// after every 4 commits and max-snapshots scaled down to 40 (trigger 50,
+// min interval off): the snapshots stop at the trigger plus the commits
+// between two cycles, metadata.json stops growing with them, and the
+// metadata folder holds write.metadata.previous-versions-max (50) + 1
+// files, as each commit deletes what it pushed off the log.
+func TestMetadataStaysBoundedUnderCommits(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.catalog(t)
+	createTable(t, cat, "db.events", sinkTableProps)
+	w := newWriter(cat, "db.events", "orders")
+	tk := b.openTask(t, b.config("db.events", append(only(taskExpire, taskMetadataFiles),
+		keyCommitInterval, "1000", keyExpireMaxSnapshots, "40", "maintenance.expire-snapshots.min-interval.ms", "0")...))
+	const commits, every, trigger = 240, 4, 50
+	var n int64
+	var peakSnaps, peakFiles int
+	var peakBytes, bytesAtTrigger int64
+	for i := 1; i <= commits; i++ {
+		if err := w.commit(context.Background(), rowsFor(n, 2, 2)); err != nil {
+			t.Fatal(err)
+		}
+		n += 2
+		if i%every == 0 {
+			cycle(t, tk, sdk.CycleRequest{})
+		}
+		tbl := loadTable(t, cat, "db.events")
+		snaps := len(tbl.Metadata().Snapshots())
+		st, err := os.Stat(localPath(tbl.MetadataLocation()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := len(filesUnder(t, filepath.Dir(localPath(tbl.MetadataLocation())), ".metadata.json"))
+		if snaps == trigger && bytesAtTrigger == 0 {
+			bytesAtTrigger = st.Size()
+		}
+		peakSnaps, peakFiles, peakBytes = max(peakSnaps, snaps), max(peakFiles, files), max(peakBytes, st.Size())
+	}
+	t.Logf("%d commits: peak %d snapshots, metadata.json %d bytes (%d at %d snapshots), %d metadata.json files",
+		commits, peakSnaps, peakBytes, bytesAtTrigger, trigger, peakFiles)
+	if peakSnaps > trigger+every {
+		t.Errorf("peak %d snapshots; want at most %d (the trigger and the commits between two cycles)", peakSnaps, trigger+every)
+	}
+	if limit := bytesAtTrigger * (trigger + every) / trigger; bytesAtTrigger == 0 || peakBytes > limit {
+		t.Errorf("metadata.json peaked at %d bytes; want at most %d, %d snapshots' worth", peakBytes, limit, trigger+every)
+	}
+	if peakFiles > 51 {
+		t.Errorf("%d metadata.json files; want at most 51 (previous-versions-max 50 and the current one)", peakFiles)
 	}
 	scan(t, cat, "db.events").checkExactly(t, n)
 }
