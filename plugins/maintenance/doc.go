@@ -131,7 +131,7 @@
 // deletes the versions that fall off the metadata log and the folder
 // holds about 51 files. delete-metadata-files catches what that leaves
 // (versions written by commit attempts that lost a race, which no log
-// lists: 5 in 366 commits at 200 ms with compaction and expiry; other
+// lists: 38 in 900 commits at 200 ms with compaction and expiry; other
 // writers, failed deletes, tables without the property), when 300
 // commits or an hour have passed, at most every 5 minutes: a folder at 1 s
 // commits stays within about retain-last + 300 versions.
