@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/floehq/floe/sdk"
 )
@@ -67,6 +68,14 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 		_ = closeCat()
 		return nil, fmt.Errorf("iceberg sink: %w", err)
 	}
+	s3 := func(ctx context.Context) *aws.Config {
+		c, err := lake.SharedS3Config(context.WithoutCancel(ctx), cfg.catalog)
+		if err != nil {
+			// iceberg-go loads its own per call and reports what fails.
+			logger.Warn("iceberg sink: s3 file IO: each call configures its own client", "error", err)
+		}
+		return c
+	}
 	writers := max(req.Writers, 1)
 	// The pipelines outlive each call: they live as long as the task,
 	// until Close cancels them.
@@ -76,7 +85,7 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 		cfg:         cfg,
 		reset:       (*offsetsReset)(req.OffsetsReset),
 		log:         logger.With("sink", "iceberg"),
-		cat:         cat,
+		cat:         keepLists(cat, s3),
 		closeCat:    closeCat,
 		committerID: committerID(),
 		mem:         memory.DefaultAllocator,
