@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,20 +161,69 @@ func (l Lake) S3Requests(t testing.TB, from int64) []S3Request {
 	if from > int64(len(b)) {
 		from = 0 // the log was restarted
 	}
-	var out []S3Request
-	sc := bufio.NewScanner(bytes.NewReader(b[from:]))
+	return parseS3Log(b[from:])
+}
+
+// s3LineStart is where a request's line begins: its time and the
+// server's tag.
+var s3LineStart = regexp.MustCompile(`\d\d:\d\d:\d\d \| vgw \|`)
+
+func startsLine(s string) bool {
+	loc := s3LineStart.FindStringIndex(s)
+	return loc != nil && loc[0] == 0
+}
+
+// parseS3Log parses versitygw's request lines. A line may be torn by a
+// concurrent write landing inside it: "… | GET" + "11:29:06 | vgw | …\n"
+// + " | /path | - | query\n". Counted as they stand, the two requests
+// would be one with the method "GET11:29:06" and a stray fragment, so
+// both are recovered: a line start inside a line cuts it, and a line
+// left short of its fields is completed by the next fragment that does
+// not start a line.
+func parseS3Log(b []byte) []S3Request {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
-		f := strings.Split(sc.Text(), "|")
+		line := sc.Text()
+		starts := s3LineStart.FindAllStringIndex(line, -1)
+		prev := 0
+		for _, st := range starts {
+			if st[0] > prev {
+				lines = append(lines, line[prev:st[0]])
+			}
+			prev = st[0]
+		}
+		lines = append(lines, line[prev:])
+	}
+	var records []string
+	short := -1 // index in records of a line still missing fields
+	for _, line := range lines {
+		switch {
+		case startsLine(line):
+			records = append(records, line)
+			if strings.Count(line, "|") < 8 {
+				short = len(records) - 1
+			}
+		case short >= 0:
+			records[short] += line
+			if strings.Count(records[short], "|") >= 8 {
+				short = -1
+			}
+		}
+	}
+	var out []S3Request
+	for _, rec := range records {
+		f := strings.Split(rec, "|")
 		if len(f) < 9 || strings.TrimSpace(f[1]) != "vgw" {
 			continue
 		}
 		status, err := strconv.Atoi(strings.TrimSpace(f[2]))
 		method := strings.TrimSpace(f[5])
-		if err != nil || strings.ContainsFunc(method, func(r rune) bool { return r < 'A' || r > 'Z' }) {
-			continue // a line torn by a concurrent write
+		if err != nil || method == "" || strings.ContainsFunc(method, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+			continue // torn beyond repair
 		}
-		out = append(out, S3Request{Status: status, Method: strings.TrimSpace(f[5]),
+		out = append(out, S3Request{Status: status, Method: method,
 			Path: strings.TrimSpace(f[6]), Query: strings.TrimSpace(f[8])})
 	}
 	return out
