@@ -160,7 +160,7 @@ func (c *replayCatalog) LoadTable(ctx context.Context, id table.Identifier) (*ta
 			}
 		}
 	}
-	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, c), nil
+	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), wholeSmallFiles(tbl.FS), c), nil
 }
 
 // awaitNextCommit polls the table until its head moves (a commit just
