@@ -97,7 +97,7 @@ func (s *smallFileIO) DeleteFiles(ctx context.Context, paths []string) ([]string
 	var deleted []string
 	var errs []error
 	for _, p := range paths {
-		if err := s.IO.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 			continue
 		}
@@ -121,7 +121,7 @@ func (s *smallFileIO) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	return f.Stat()
 }
 

@@ -55,7 +55,7 @@ func TestWholeSmallFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		st, err := f.Stat()
 		if err != nil || st.Size() != int64(len(want)) {
 			t.Fatalf("%s: stat %v, %v", name, st, err)
