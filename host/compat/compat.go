@@ -233,10 +233,6 @@ func ignoredWhy(k string) (string, bool) {
 		return "floe has no Hadoop configuration: the catalog and its file IO take iceberg.catalog.* settings (s3.*, gcs.*, adls.*)", true
 	case k == "iceberg.tables.default-id-columns", strings.HasPrefix(k, prefixTable) && strings.HasSuffix(k, suffixIDColumns):
 		return "floe writes append-only and sets no identifier fields on the tables it creates", true
-	case k == "iceberg.tables.schema-case-insensitive":
-		return "floe matches field names to columns exactly, as Avro names are case-sensitive", true
-	case strings.HasPrefix(k, "iceberg.tables.write-props."):
-		return "floe's writers take their settings from the table (set write.* table properties with iceberg.tables.auto-create-props.*) and iceberg.tables.target-file-size-bytes", true
 	}
 	return "", false
 }
@@ -351,9 +347,7 @@ func Fields(group string) []*sdk.Field {
 		f(sdk.String("iceberg.hadoop-conf-dir").Describe("Ignored (logged): floe has no Hadoop configuration; use iceberg.catalog.* settings.")),
 		f(sdk.Prefix("iceberg.hadoop.").Describe("Ignored (logged): floe has no Hadoop configuration; use iceberg.catalog.* settings.")),
 		f(sdk.String("iceberg.tables.default-id-columns").Describe("Ignored (logged): floe writes append-only and sets no identifier fields. So is iceberg.table.<table>.id-columns.")),
-		f(sdk.String("iceberg.tables.schema-case-insensitive").Describe("Ignored (logged): floe matches field names exactly.")),
 		f(sdk.String(keyCommitBranch).Describe("main is accepted (floe commits to main); any other branch is refused. So is iceberg.table.<table>.commit-branch.")),
-		f(sdk.Prefix("iceberg.tables.write-props.").Describe("Ignored (logged): set write.* table properties with iceberg.tables.auto-create-props.* instead.")),
 		f(sdk.String(keyUpsert).Describe("false is accepted; true is refused: floe writes append-only.")),
 		f(sdk.String(keyCDCField).Describe("Refused: floe writes append-only, with no change data capture.")),
 	}

@@ -150,8 +150,8 @@ func TestFieldsCoverEveryIgnoredKey(t *testing.T) {
 	}
 	for _, key := range []string{"iceberg.control.topic", "iceberg.control.group-id-prefix", "iceberg.control.commit.timeout-ms",
 		"iceberg.control.commit.threads", "iceberg.hadoop.fs.s3a.endpoint", "iceberg.hadoop-conf-dir", "iceberg.kafka.bootstrap.servers",
-		"iceberg.tables.default-id-columns", "iceberg.tables.schema-case-insensitive",
-		"iceberg.tables.default-commit-branch", "iceberg.tables.write-props.write.parquet.compression-codec", "value.converter",
+		"iceberg.tables.default-id-columns",
+		"iceberg.tables.default-commit-branch", "value.converter",
 		"value.converter.schema.registry.url", "key.converter", "header.converter", "bootstrap.servers", "iceberg.connect.group-id",
 		"iceberg.catalog.catalog-impl", "iceberg.tables.upsert-mode-enabled", "iceberg.tables.cdc-field"} {
 		if !declared(key) {

@@ -76,6 +76,13 @@ type rowPlan struct {
 	offset    int           // input column of __offset
 	timestamp int           // input column of __timestamp, -1 if absent
 	meta      bool
+
+	// fold matches names to the target's case-insensitively
+	// (iceberg.tables.schema-case-insensitive): foldTo is ext renamed
+	// for target foldFor, nil when no name changes.
+	fold    bool
+	foldFor *arrow.Schema
+	foldTo  *arrow.Schema
 }
 
 func newRowPlan(input *arrow.Schema, sourceMetadata bool) (*rowPlan, error) {
@@ -147,6 +154,23 @@ func (p *rowPlan) build(ctx context.Context, mem memory.Allocator, in arrow.Reco
 	}
 	ext := array.NewRecordBatch(p.ext, cols, n)
 	defer ext.Release()
+	if p.fold {
+		if p.foldFor != target {
+			to, changed, err := foldNames(p.ext, target)
+			if err != nil {
+				return nil, err
+			}
+			p.foldFor, p.foldTo = target, nil
+			if changed {
+				p.foldTo = to
+			}
+		}
+		if p.foldTo != nil {
+			renamed := renameBatch(ext, p.foldTo)
+			defer renamed.Release()
+			return schemas.Conform(renamed, target, mem)
+		}
+	}
 	return schemas.Conform(ext, target, mem)
 }
 

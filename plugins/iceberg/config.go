@@ -43,6 +43,8 @@ const (
 	keyUnrouted        = "iceberg.tables.unrouted"
 	keyUnroutedLog     = "iceberg.tables.unrouted.log"
 	keyForceOptional   = "iceberg.tables.schema-force-optional"
+	keyCaseInsensitive = "iceberg.tables.schema-case-insensitive"
+	prefixWriteProps   = "iceberg.tables.write-props."
 	keyRetryAttempts   = "iceberg.commit.retry.max-attempts"
 	keyRetryBackoff    = "iceberg.commit.retry.initial-backoff-ms"
 	keyRetryMaxBackoff = "iceberg.commit.retry.max-backoff-ms"
@@ -124,6 +126,12 @@ func Spec() sdk.Spec {
 		sdk.Bool(keyForceOptional).
 			Describe("Create every column optional, nested fields included, and add every new column optional, whatever the record schema's nullability says, as the Apache Iceberg sink's key does. Off: columns follow the record schema, and evolution makes a column optional when a later schema does.").
 			Default("false").InGroup(gTables),
+		sdk.Bool(keyCaseInsensitive).
+			Describe("Match record fields to table columns by name ignoring case, nested fields included, as the Apache Iceberg sink's key does: field ID writes to column id, and schema evolution adds no column ID beside it. A field with no such column is added with its own name. Off: names match exactly.").
+			Default("false").InGroup(gTables),
+		sdk.Prefix(prefixWriteProps).
+			Describe("Writer properties, without the prefix, laid over each table's properties when floe writes its data files, as the Apache Iceberg sink's writers take them; the table's stored properties are not changed. Honoured: write.parquet.compression-codec and -level, write.parquet.row-group-limit, page-size-bytes, page-row-limit, dict-size-bytes, write.metadata.metrics.*, and write.target-file-size-bytes (unless "+keyTargetFileSize+" is set). write.format.default must be parquet.").
+			WithExample("iceberg.tables.write-props.write.parquet.compression-codec=snappy").InGroup(gTables),
 		sdk.Bool(keySourceMetadata).
 			Describe("Add the columns _source_partition (string), _source_offset (long) and _source_timestamp (timestamptz) to every row: where it came from.").
 			Default("true").InGroup(gTables),
@@ -191,6 +199,12 @@ type settings struct {
 	// forceOptional makes every created or added column optional
 	// (iceberg.tables.schema-force-optional).
 	forceOptional bool
+	// caseInsensitive matches field names to columns ignoring case
+	// (iceberg.tables.schema-case-insensitive).
+	caseInsensitive bool
+	// writeProps are laid over the table properties when writing data
+	// files (iceberg.tables.write-props.*).
+	writeProps map[string]string
 
 	retryAttempts    int
 	retryBackoff     time.Duration
@@ -238,6 +252,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		logUnrouted:     r.Bool(keyUnroutedLog),
 		sourceMetadata:  r.Bool(keySourceMetadata),
 		forceOptional:   r.Bool(keyForceOptional),
+		caseInsensitive: r.Bool(keyCaseInsensitive),
 		retryAttempts:   r.Int(keyRetryAttempts),
 		retryBackoff:    r.Duration(keyRetryBackoff),
 		retryMaxBackoff: r.Duration(keyRetryMaxBackoff),
@@ -333,6 +348,28 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		s.tableProps[k] = v
 	}
 
+	if wp := cfg.Prefixed(prefixWriteProps); len(wp) > 0 {
+		s.writeProps = map[string]string{}
+		for _, k := range slices.Sorted(maps.Keys(wp)) {
+			v := strings.TrimSpace(wp[k])
+			if err := checkWriteProp(k, v); err != nil {
+				bad(prefixWriteProps+k, "%v", err)
+				continue
+			}
+			if k == propCodec {
+				v = strings.ToLower(v) // iceberg-go matches lower-case names only
+			}
+			s.writeProps[k] = v
+		}
+		// The Apache sink's writers roll files at the write-props' target
+		// size; floe's own key, when set, wins.
+		if v, ok := s.writeProps[propTargetFileSize]; ok {
+			if _, set := raw[keyTargetFileSize]; !set {
+				s.targetFileSize, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+
 	// The routing rules between keys, once each key is fine by itself.
 	if len(errs) == 0 {
 		switch {
@@ -360,6 +397,45 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		return settings{}, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// Writer properties checked before use: iceberg-go writes Parquet only,
+// falls back to uncompressed on a codec it does not know, and takes the
+// sizes as integers.
+const (
+	propFormat         = "write.format.default"
+	propCodec          = "write.parquet.compression-codec"
+	propTargetFileSize = "write.target-file-size-bytes"
+)
+
+var (
+	parquetCodecs = []string{"uncompressed", "snappy", "gzip", "brotli", "lz4", "lz4raw", "zstd"}
+	writeIntProps = []string{propTargetFileSize, "write.parquet.compression-level", "write.parquet.row-group-limit",
+		"write.parquet.row-group-size-bytes", "write.parquet.page-size-bytes", "write.parquet.page-row-limit",
+		"write.parquet.dict-size-bytes"}
+)
+
+// checkWriteProp checks a value of iceberg.tables.write-props.<k>.
+func checkWriteProp(k, v string) error {
+	switch {
+	case k == propFormat:
+		if !strings.EqualFold(v, "parquet") {
+			return fmt.Errorf("%q is not supported: floe writes Parquet data files only", v)
+		}
+	case k == propCodec:
+		if !slices.Contains(parquetCodecs, strings.ToLower(v)) {
+			return fmt.Errorf("unknown Parquet codec %q (supported: %s)", v, strings.Join(parquetCodecs, ", "))
+		}
+	case slices.Contains(writeIntProps, k):
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || (n <= 0 && k != "write.parquet.compression-level") {
+			return fmt.Errorf("%q is not a positive integer", v)
+		}
+		if k == propTargetFileSize && n < 1<<20 {
+			return fmt.Errorf("%d is below 1 MiB, the least %s takes", n, keyTargetFileSize)
+		}
+	}
+	return nil
 }
 
 // catalogError attributes an error of lake.ParseCatalogConfig, whose

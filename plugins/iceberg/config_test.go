@@ -37,6 +37,11 @@ func TestConfigErrors(t *testing.T) {
 		{"attempts", map[string]string{keyRetryAttempts: "0"}, keyRetryAttempts, []string{keyRetryAttempts, "at least 1"}},
 		{"target size", map[string]string{keyTargetFileSize: "12"}, keyTargetFileSize, []string{keyTargetFileSize, "at least"}},
 		{"bool", map[string]string{keyAutoCreate: "yes please"}, keyAutoCreate, []string{keyAutoCreate, "invalid boolean"}},
+		{"write-props codec", map[string]string{prefixWriteProps + propCodec: "lzma"}, prefixWriteProps + propCodec, []string{prefixWriteProps + propCodec, `"lzma"`, "snappy"}},
+		{"write-props format", map[string]string{prefixWriteProps + propFormat: "orc"}, prefixWriteProps + propFormat, []string{prefixWriteProps + propFormat, "Parquet data files only"}},
+		{"write-props size", map[string]string{prefixWriteProps + "write.parquet.row-group-limit": "lots"}, prefixWriteProps + "write.parquet.row-group-limit", []string{"not a positive integer"}},
+		{"write-props target size", map[string]string{prefixWriteProps + propTargetFileSize: "1000"}, prefixWriteProps + propTargetFileSize, []string{"below 1 MiB", keyTargetFileSize}},
+		{"case-insensitive bool", map[string]string{keyCaseInsensitive: "maybe"}, keyCaseInsensitive, []string{keyCaseInsensitive, "invalid boolean"}},
 		{"no data dir", map[string]string{keyDataDir: ""}, keyCatalogURI, []string{keyCatalogURI, keyDataDir}},
 		{"sql uri scheme", map[string]string{keyCatalogURI: "mysql://x/y"}, keyCatalogURI, []string{keyCatalogURI, "postgres://"}},
 	}
@@ -112,6 +117,45 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if s.catalog.Name != "prod" || s.createProps()["write.parquet.compression-codec"] != "snappy" || s.catalog.Props["s3.region"] != "eu-west-1" {
 		t.Fatalf("settings = %+v", s)
+	}
+}
+
+// iceberg.tables.write-props.* are kept for the writers (the codec
+// lower-cased, as iceberg-go knows it), and write.target-file-size-bytes
+// among them sets the roll size unless floe's own key is set.
+func TestWriteProps(t *testing.T) {
+	base := map[string]string{keyTables: "db.t", keyDataDir: "/data"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	s, err := parseSettings(sdk.NewConfig(base))
+	if err != nil || s.writeProps != nil || s.caseInsensitive {
+		t.Fatalf("without the keys: writeProps %v, caseInsensitive %v, err %v", s.writeProps, s.caseInsensitive, err)
+	}
+	s, err = parseSettings(sdk.NewConfig(with(prefixWriteProps+propCodec, "SNAPPY",
+		prefixWriteProps+propTargetFileSize, "2097152", prefixWriteProps+"write.metadata.metrics.default", "counts")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.writeProps[propCodec] != "snappy" || s.writeProps["write.metadata.metrics.default"] != "counts" || s.targetFileSize != 2<<20 {
+		t.Fatalf("writeProps %v, targetFileSize %d; want snappy, counts, 2 MiB", s.writeProps, s.targetFileSize)
+	}
+	if s.createProps()[propCodec] != "zstd" {
+		t.Fatalf("write-props leak into the created table's properties: %v", s.createProps())
+	}
+	s, err = parseSettings(sdk.NewConfig(with(prefixWriteProps+propTargetFileSize, "2097152", keyTargetFileSize, "4194304")))
+	if err != nil || s.targetFileSize != 4<<20 {
+		t.Fatalf("with %s set too: targetFileSize %d (err %v), want floe's 4 MiB", keyTargetFileSize, s.targetFileSize, err)
+	}
+	if errs := Spec().Validate(with(prefixWriteProps+propCodec, "gzip", keyCaseInsensitive, "true")); len(errs) != 0 {
+		t.Fatalf("validation refuses the Apache sink's keys: %q", errs)
 	}
 }
 

@@ -162,6 +162,15 @@ func checkEvolution(s settings, tbl *table.Table, topic, subject string, latest 
 	if err != nil {
 		return sdk.KeyError(keyTopics, "%s: %v", what, err)
 	}
+	if s.caseInsensitive {
+		target, err := schemas.ArrowForTable(tbl.Schema())
+		if err != nil {
+			return sdk.KeyError(keyTopics, "%s: %v", what, err)
+		}
+		if input, _, err = foldNames(input, target); err != nil {
+			return sdk.KeyError(keyTopics, "%s: %v", what, err)
+		}
+	}
 	plan, err := schemas.PlanEvolution(tbl.Schema(), input)
 	var inc *schemas.IncompatibleError
 	switch {

@@ -277,6 +277,21 @@ func (t *task) createTable(ctx context.Context, name string, input *arrow.Schema
 	return st, []string{fmt.Sprintf("%s: created with %d columns, %s", name, sc.NumFields(), part)}, nil
 }
 
+// matchNames is input with its field names matched to tbl's columns
+// case-insensitively under iceberg.tables.schema-case-insensitive (see
+// casefold.go), else input.
+func (t *task) matchNames(tbl *table.Table, input *arrow.Schema) (*arrow.Schema, error) {
+	if !t.cfg.caseInsensitive {
+		return input, nil
+	}
+	target, err := schemas.ArrowForTable(tbl.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("the Arrow form of schema %d: %w", tbl.Schema().ID, err)
+	}
+	out, _, err := foldNames(input, target)
+	return out, err
+}
+
 // evolveTable brings a table's schema up to an input schema, in one
 // transaction, retrying on conflicts with other writers.
 func (t *task) evolveTable(ctx context.Context, st *tableState, input *arrow.Schema) ([]string, error) {
@@ -289,7 +304,11 @@ func (t *task) evolveTable(ctx context.Context, st *tableState, input *arrow.Sch
 		// An *schemas.IncompatibleError names the column and both
 		// types; other errors are types Iceberg cannot hold. Both reject
 		// the schema.
-		plan, err := schemas.PlanEvolution(tbl.Schema(), input)
+		in, err := t.matchNames(tbl, input)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg sink: table %s: %w: %w", st.name, sdk.ErrSchemaRejected, err)
+		}
+		plan, err := schemas.PlanEvolution(tbl.Schema(), in)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg sink: table %s: %w: %w", st.name, sdk.ErrSchemaRejected, err)
 		}

@@ -207,6 +207,7 @@ func (w *writer) plan(it writeItem) (*rowPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.fold = w.t.cfg.caseInsensitive
 	w.plans[it.schemaID] = p
 	return p, nil
 }
@@ -402,6 +403,14 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 		in:      make(chan arrow.RecordBatch, pipelineBuffer),
 		done:    make(chan struct{}),
 	}
+	tbl, err := writeTable(view.tbl, w.t.cfg.writeProps)
+	if err != nil {
+		// The pipeline fails at once: handOn and wait report the
+		// error, and drain releases what was handed on.
+		p.err = fmt.Errorf("table %s: lay %s* over its properties: %w", tableKey(view.tbl.Identifier()), prefixWriteProps, err)
+		close(p.done)
+		return p
+	}
 	records := func(yield func(arrow.RecordBatch, error) bool) {
 		for rec := range p.in {
 			if !yield(rec, nil) {
@@ -414,7 +423,7 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 		// sequential: iceberg-go's fan-out takes each partition's rows
 		// with a goroutine per column otherwise, which costs more than
 		// it saves on the batches a second's checkpoint brings.
-		for df, err := range table.WriteRecords(sequential(w.t.life), view.tbl, view.target, records,
+		for df, err := range table.WriteRecords(sequential(w.t.life), tbl, view.target, records,
 			table.WithTargetFileSize(w.t.cfg.targetFileSize),
 			table.WithRecordBatchBufferSize(pipelineBuffer)) {
 			if err != nil {
@@ -425,6 +434,29 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 		}
 	}()
 	return p
+}
+
+// writeTable is tbl with props (iceberg.tables.write-props.*) laid over
+// its properties, for table.WriteRecords only: the Parquet writer and the
+// metrics modes read them from there, as the Apache Iceberg sink's
+// writers take its write-props. The copy is never committed, so the
+// table's stored properties do not change.
+func writeTable(tbl *table.Table, props map[string]string) (*table.Table, error) {
+	if len(props) == 0 {
+		return tbl, nil
+	}
+	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
+	if err != nil {
+		return nil, err
+	}
+	if err := b.SetProperties(props); err != nil {
+		return nil, err
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	return table.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil), nil
 }
 
 // send hands a record to the pipeline, which takes ownership. Small
