@@ -137,7 +137,7 @@ func BenchmarkWriteRecordsDirect(b *testing.B) {
 	var bytes int64
 	for i := range 20 {
 		bt, size := benchBatch("p", int64(i*10_000), 10_000)
-		p, err := newRowPlan(bt.Records.Schema(), true)
+		p, err := newRowPlan(bt.Records.Schema(), metaColumns{source: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -35,12 +35,50 @@ func sourceMetadataFields() []arrow.Field {
 	}
 }
 
+// The record's key and headers as table columns
+// (iceberg.tables.record-key-enabled, iceberg.tables.record-headers-enabled),
+// under the names the batches give them. The key is kept as its bytes,
+// an empty key apart from a null one. The headers are a list of
+// (key, value) entries, not a map: Kafka headers are ordered and may
+// repeat a key, which an Iceberg map (and DuckDB's MAP) cannot hold; a
+// null header value stays null. A record without headers has null.
+var (
+	headerEntry = arrow.StructOf(
+		arrow.Field{Name: "key", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "value", Type: arrow.BinaryTypes.Binary, Nullable: true})
+	headersType = arrow.ListOfNonNullable(headerEntry)
+)
+
+// recordFields are the key and headers columns as Arrow fields, in table
+// order (after the source metadata columns).
+func recordFields(cols metaColumns) []arrow.Field {
+	doc := func(s string) arrow.Metadata { return arrow.NewMetadata([]string{"doc"}, []string{s}) }
+	var out []arrow.Field
+	if cols.key {
+		out = append(out, arrow.Field{Name: sdk.ColumnKey, Type: arrow.BinaryTypes.Binary, Nullable: true,
+			Metadata: doc("floe: the record key's bytes (null: no key)")})
+	}
+	if cols.headers {
+		out = append(out, arrow.Field{Name: sdk.ColumnHeaders, Type: headersType, Nullable: true,
+			Metadata: doc("floe: the record headers in order, repeats kept (null: none)")})
+	}
+	return out
+}
+
+// metaColumns says which of floe's columns a table gets besides the
+// values.
+type metaColumns struct {
+	source  bool // _source_partition, _source_offset, _source_timestamp
+	key     bool // __key
+	headers bool // __headers
+}
+
 // tableInputSchema is the Arrow schema a table must take for a value
-// schema: the value columns, then the source metadata columns when they
-// are enabled. Table creation and evolution work from it. Top-level
+// schema: the value columns, then the source metadata columns and the
+// record key and headers when they are enabled. Table creation and evolution work from it. Top-level
 // second and millisecond timestamps become microseconds, the only unit
 // Iceberg (v2) stores; the writers convert those columns.
-func tableInputSchema(values *arrow.Schema, sourceMetadata bool) (*arrow.Schema, error) {
+func tableInputSchema(values *arrow.Schema, cols metaColumns) (*arrow.Schema, error) {
 	fields := make([]arrow.Field, 0, values.NumFields()+3)
 	for _, f := range values.Fields() {
 		if sdk.IsMetadataColumn(f.Name) {
@@ -51,7 +89,7 @@ func tableInputSchema(values *arrow.Schema, sourceMetadata bool) (*arrow.Schema,
 		}
 		fields = append(fields, f)
 	}
-	if sourceMetadata {
+	if cols.source {
 		for _, m := range sourceMetadataFields() {
 			if len(values.FieldIndices(m.Name)) > 0 {
 				return nil, fmt.Errorf("%w: value field %s clashes with floe's source metadata column of the same name: rename it or set %s=false",
@@ -60,14 +98,16 @@ func tableInputSchema(values *arrow.Schema, sourceMetadata bool) (*arrow.Schema,
 			fields = append(fields, m)
 		}
 	}
+	fields = append(fields, recordFields(cols)...)
 	return arrow.NewSchema(fields, nil), nil
 }
 
 // rowPlan turns batches of one Arrow schema into records a table's
 // pipeline takes: __offset and __timestamp become _source_offset and
 // _source_timestamp (in microseconds), _source_partition is added, __key
-// and __headers are dropped, and schemas.Conform brings the result to the
-// table's current schema (columns the batch lacks become nulls, narrower
+// and __headers are kept (headers as a list of entries) or dropped as
+// configured, and schemas.Conform brings the result to the table's
+// current schema (columns the batch lacks become nulls, narrower
 // types are widened; unchanged columns are not copied).
 type rowPlan struct {
 	input     *arrow.Schema // the batch's schema
@@ -75,7 +115,9 @@ type rowPlan struct {
 	values    []int         // input column of each value column of ext
 	offset    int           // input column of __offset
 	timestamp int           // input column of __timestamp, -1 if absent
-	meta      bool
+	key       int           // input column of __key, -1 if absent
+	headers   int           // input column of __headers, -1 if absent
+	cols      metaColumns
 
 	// fold matches names to the target's case-insensitively
 	// (iceberg.tables.schema-case-insensitive): foldTo is ext renamed
@@ -85,14 +127,26 @@ type rowPlan struct {
 	foldTo  *arrow.Schema
 }
 
-func newRowPlan(input *arrow.Schema, sourceMetadata bool) (*rowPlan, error) {
-	p := &rowPlan{input: input, offset: -1, timestamp: -1, meta: sourceMetadata}
+func newRowPlan(input *arrow.Schema, cols metaColumns) (*rowPlan, error) {
+	p := &rowPlan{input: input, offset: -1, timestamp: -1, key: -1, headers: -1, cols: cols}
 	for i, f := range input.Fields() {
 		switch {
 		case f.Name == sdk.ColumnOffset:
 			p.offset = i
 		case f.Name == sdk.ColumnTimestamp:
 			p.timestamp = i
+		case f.Name == sdk.ColumnKey:
+			p.key = i
+			if cols.key && !arrow.TypeEqual(f.Type, arrow.BinaryTypes.Binary) {
+				return nil, fmt.Errorf("batch column %s is %s, not binary", sdk.ColumnKey, f.Type)
+			}
+		case f.Name == sdk.ColumnHeaders:
+			p.headers = i
+			if cols.headers {
+				if m, ok := f.Type.(*arrow.MapType); !ok || !arrow.TypeEqual(m.KeyType(), arrow.BinaryTypes.String) || !arrow.TypeEqual(m.ItemType(), arrow.BinaryTypes.Binary) {
+					return nil, fmt.Errorf("batch column %s is %s, not map<string, binary>", sdk.ColumnHeaders, f.Type)
+				}
+			}
 		case !sdk.IsMetadataColumn(f.Name):
 			p.values = append(p.values, i)
 		}
@@ -100,7 +154,7 @@ func newRowPlan(input *arrow.Schema, sourceMetadata bool) (*rowPlan, error) {
 	if p.offset < 0 || input.Field(p.offset).Type.ID() != arrow.INT64 {
 		return nil, fmt.Errorf("batch has no int64 %s column", sdk.ColumnOffset)
 	}
-	ext, err := tableInputSchema(input, sourceMetadata)
+	ext, err := tableInputSchema(input, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +192,7 @@ func (p *rowPlan) build(ctx context.Context, mem memory.Allocator, in arrow.Reco
 		}
 		cols = append(cols, c)
 	}
-	if p.meta {
+	if p.cols.source {
 		cols = append(cols, constantString(mem, partition, int(n)), column(p.offset))
 		if p.timestamp < 0 {
 			cols = append(cols, array.MakeArrayOfNull(mem, p.ext.Field(len(cols)).Type, int(n)))
@@ -150,6 +204,26 @@ func (p *rowPlan) build(ctx context.Context, mem memory.Allocator, in arrow.Reco
 				return nil, fmt.Errorf("column %s: %w", sdk.ColumnTimestamp, err)
 			}
 			cols = append(cols, us)
+		}
+	}
+	if p.cols.key {
+		if p.key < 0 {
+			cols = append(cols, array.MakeArrayOfNull(mem, arrow.BinaryTypes.Binary, int(n)))
+		} else {
+			cols = append(cols, column(p.key))
+		}
+	}
+	if p.cols.headers {
+		if p.headers < 0 {
+			cols = append(cols, array.MakeArrayOfNull(mem, headersType, int(n)))
+		} else {
+			// A map's layout is a list of (key, value) structs: the
+			// entries are retyped, not copied.
+			h := column(p.headers)
+			d := retype(h.Data(), headersType)
+			h.Release()
+			cols = append(cols, array.MakeFromData(d))
+			d.Release()
 		}
 	}
 	ext := array.NewRecordBatch(p.ext, cols, n)

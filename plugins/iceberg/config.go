@@ -44,6 +44,8 @@ const (
 	keyUnroutedLog     = "iceberg.tables.unrouted.log"
 	keyForceOptional   = "iceberg.tables.schema-force-optional"
 	keyCaseInsensitive = "iceberg.tables.schema-case-insensitive"
+	keyRecordKey       = "iceberg.tables.record-key-enabled"
+	keyRecordHeaders   = "iceberg.tables.record-headers-enabled"
 	prefixWriteProps   = "iceberg.tables.write-props."
 	keyRetryAttempts   = "iceberg.commit.retry.max-attempts"
 	keyRetryBackoff    = "iceberg.commit.retry.initial-backoff-ms"
@@ -135,6 +137,12 @@ func Spec() sdk.Spec {
 		sdk.Bool(keySourceMetadata).
 			Describe("Add the columns _source_partition (string), _source_offset (long) and _source_timestamp (timestamptz) to every row: where it came from.").
 			Default("true").InGroup(gTables),
+		sdk.Bool(keyRecordKey).
+			Describe("Add the column __key (binary): the record key's bytes as the source gives them (for Kafka: as key.format says), an empty key kept apart from a null one.").
+			Default("false").InGroup(gTables),
+		sdk.Bool(keyRecordHeaders).
+			Describe("Add the column __headers, list<struct<key string, value binary>>: the record headers in order, a repeated key kept as often as it came and a null value as null; null for a record without headers. A list, not a map, because Kafka headers repeat keys.").
+			Default("false").InGroup(gTables),
 
 		sdk.Int(keyRetryAttempts).
 			Describe("Attempts per table commit on an optimistic-concurrency conflict (reload, re-check fencing, retry) before the checkpoint's commit fails.").
@@ -196,6 +204,8 @@ type settings struct {
 	// (iceberg.tables.unrouted.log).
 	logUnrouted    bool
 	sourceMetadata bool
+	// recordKey and recordHeaders add the __key and __headers columns.
+	recordKey, recordHeaders bool
 	// forceOptional makes every created or added column optional
 	// (iceberg.tables.schema-force-optional).
 	forceOptional bool
@@ -253,6 +263,8 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		sourceMetadata:  r.Bool(keySourceMetadata),
 		forceOptional:   r.Bool(keyForceOptional),
 		caseInsensitive: r.Bool(keyCaseInsensitive),
+		recordKey:       r.Bool(keyRecordKey),
+		recordHeaders:   r.Bool(keyRecordHeaders),
 		retryAttempts:   r.Int(keyRetryAttempts),
 		retryBackoff:    r.Duration(keyRetryBackoff),
 		retryMaxBackoff: r.Duration(keyRetryMaxBackoff),
@@ -468,6 +480,11 @@ func (s settings) partitionBy(table string) []partspec.Term {
 		return t
 	}
 	return s.defaultPartBy
+}
+
+// metaColumns says which of floe's columns the tables get.
+func (s settings) metaColumns() metaColumns {
+	return metaColumns{source: s.sourceMetadata, key: s.recordKey, headers: s.recordHeaders}
 }
 
 // createProps returns the properties of a table the sink creates.

@@ -158,7 +158,7 @@ func existingTables(ctx context.Context, s settings) []*table.Table {
 func checkEvolution(s settings, tbl *table.Table, topic, subject string, latest *schemas.Registered) error {
 	name := tableKey(tbl.Identifier())
 	what := fmt.Sprintf("the latest schema of subject %q (id %d, topic %s) cannot be written to table %s", subject, latest.ID, topic, name)
-	input, err := tableInputSchema(valueSchema(latest.Arrow), s.sourceMetadata)
+	input, err := tableInputSchema(valueSchema(latest.Arrow), s.metaColumns())
 	if err != nil {
 		return sdk.KeyError(keyTopics, "%s: %v", what, err)
 	}

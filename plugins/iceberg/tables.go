@@ -193,7 +193,7 @@ func (t *task) prepareTable(ctx context.Context, name string, schemaID int64, va
 	t.structMu.Lock()
 	defer t.structMu.Unlock()
 
-	input, err := tableInputSchema(values, t.cfg.sourceMetadata)
+	input, err := tableInputSchema(values, t.cfg.metaColumns())
 	if err != nil {
 		return nil, fmt.Errorf("iceberg sink: table %s: %w", name, err)
 	}

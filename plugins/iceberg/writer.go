@@ -203,7 +203,7 @@ func (w *writer) plan(it writeItem) (*rowPlan, error) {
 	if p != nil && p.input.Equal(it.rec.Schema()) {
 		return p, nil
 	}
-	p, err := newRowPlan(it.rec.Schema(), w.t.cfg.sourceMetadata)
+	p, err := newRowPlan(it.rec.Schema(), w.t.cfg.metaColumns())
 	if err != nil {
 		return nil, err
 	}
