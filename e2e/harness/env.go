@@ -133,6 +133,9 @@ const (
 	// and a java that runs a source file (11 or later): tests decode
 	// floe's answers with Connect's own entity classes.
 	ConnectClasses Need = "connect-classes"
+	// ConnectPy is kafka-connect-py, a Kafka Connect client from PyPI, in
+	// the readers venv (e2e/readers/requirements.txt pins it).
+	ConnectPy Need = "connect-py"
 )
 
 // Plugin is the need for plugin binary floe-plugin-<binary> in
@@ -207,6 +210,13 @@ func (e Env) check(n Need) string {
 		}
 		if _, err := exec.LookPath("java"); err != nil {
 			return "java (11 or later) on PATH, to run Connect's classes: install a JDK (apt-get install default-jdk-headless)"
+		}
+	case ConnectPy:
+		if !executable(e.Python) {
+			return "the readers' python with kafka-connect-py: FLOE_PYTHON is not set or not executable (" + startServices + ")"
+		}
+		if out, err := exec.Command(e.Python, "-c", "import kafka_connect").CombinedOutput(); err != nil {
+			return fmt.Sprintf("kafka-connect-py in the readers venv (%s: %v: %s): the venv predates e2e/readers/requirements.txt's pin; run e2e/readers/setup", e.Python, err, bytes.TrimSpace(out))
 		}
 	case FloeBinary:
 		if !executable(e.FloeBin()) {
