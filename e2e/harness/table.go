@@ -71,6 +71,9 @@ type ReadOptions struct {
 	ChecksumCols []string
 	// DistinctCols counts the distinct combinations of these columns.
 	DistinctCols []string
+	// ValuesCols are columns whose values the reader prints row by row
+	// (TableRead.Values), nested ones too.
+	ValuesCols []string
 	// Timeout bounds the reader (default 5 minutes).
 	Timeout time.Duration
 }
@@ -88,6 +91,10 @@ type TableRead struct {
 	Checksum map[string]Checksum `json:"checksum"`
 	// Distinct is set when DistinctCols were given.
 	Distinct *int64 `json:"distinct"`
+	// Values holds each of ValuesCols' values in read order (index i is
+	// the same row in every column): bytes as {"hex": "…"}, structs as
+	// objects, lists in order, maps as [key, value] pairs.
+	Values map[string][]json.RawMessage `json:"values"`
 }
 
 // Column returns the engine's type name of a top-level column.
@@ -184,6 +191,9 @@ func ReadTable(t testing.TB, env Env, engine Engine, ref TableRef, opts ReadOpti
 	}
 	if len(opts.DistinctCols) > 0 {
 		args = append(args, "--distinct-cols", strings.Join(opts.DistinctCols, ","))
+	}
+	if len(opts.ValuesCols) > 0 {
+		args = append(args, "--values-cols", strings.Join(opts.ValuesCols, ","))
 	}
 	timeout := opts.Timeout
 	if timeout == 0 {

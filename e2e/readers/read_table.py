@@ -8,7 +8,7 @@ table other engines agree on:
         --table ns.tbl [--catalog-name floe] [--metadata PATH] \\
         [--catalog-type sql|rest] [--credential ID:SECRET] [--token T] \\
         [--s3-endpoint URL --s3-access-key K --s3-secret-key S [--s3-region R]] \\
-        [--checksum-col c[,c…]] [--distinct-cols a,b] --json
+        [--checksum-col c[,c…]] [--distinct-cols a,b] [--values-cols c[,c…]] --json
 
 and gets one JSON object on stdout:
 
@@ -16,7 +16,8 @@ and gets one JSON object on stdout:
      "rows": 1000,
      "schema": [["id", "BIGINT"], ["name", "VARCHAR"]],   # engine's own type names
      "checksum": {"id": 499500, "name": "9f0c…"},         # only with --checksum-col
-     "distinct": 1000}                                    # only with --distinct-cols
+     "distinct": 1000,                                    # only with --distinct-cols
+     "values": {"id": [0, 1, …]}}                         # only with --values-cols
 
 Both engines hand their rows over as Arrow, and the checksum and distinct
 count are computed here from Arrow, so the two engines' numbers are equal
@@ -28,6 +29,12 @@ exactly when they read the same values:
   mod 2^64 of a 64-bit BLAKE2b hash of each value's canonical bytes (nulls
   hash to a fixed value), as 16 hex digits;
 * nested columns are refused.
+
+--values-cols prints the columns' values row by row, in the order the
+engine read them (the same index is the same row across the columns),
+nested ones too: bytes as {"hex": "…"} so that an empty value is not
+null, structs as objects, lists and maps (as [key, value] pairs) in
+order with repeats kept.
 
 Known reader bug the checks work around: PyIceberg 0.12 reads a null
 list or map (an Avro ["null", array] or ["null", map] field) as an empty
@@ -82,6 +89,7 @@ def parse_args(argv):
     p.add_argument("--s3-access-key", help="S3 access key id")
     p.add_argument("--s3-secret-key", help="S3 secret access key")
     p.add_argument("--s3-region", default="us-east-1", help="S3 region (default us-east-1)")
+    p.add_argument("--values-cols", default="", help="print these columns' values, row by row in read order")
     p.add_argument("--json", action="store_true", help="print JSON (the only output format tests rely on)")
     args = p.parse_args(argv)
     if not args.catalog_uri and not args.metadata:
@@ -277,18 +285,39 @@ class Checksum:
         return self.value
 
 
-def summarize(batches, checksum_cols, distinct_cols):
+def plain(v):
+    """A value as JSON can carry it, with nothing lost: bytes as
+    {"hex": …} (so an empty value stays apart from null), lists in order,
+    structs as objects, maps as lists of [key, value] (in their order,
+    repeats kept)."""
+    if isinstance(v, (bytes, bytearray)):
+        return {"hex": bytes(v).hex()}
+    if isinstance(v, dict):
+        return {k: plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def summarize(batches, checksum_cols, distinct_cols, values_cols=()):
     rows = 0
     sums = {c: Checksum() for c in checksum_cols}
     groups = []
+    values = {c: [] for c in values_cols}
     for batch in batches:
         rows += batch.num_rows
+        for c in values_cols:
+            values[c].extend(plain(batch.column(c).to_pylist()))
         for c in checksum_cols:
             sums[c].add(batch.column(c))
         if distinct_cols:
             t = pa.Table.from_batches([batch]).select(distinct_cols)
             groups.append(t.group_by(distinct_cols).aggregate([]))
     out = {"rows": rows}
+    if values_cols:
+        out["values"] = values
     if checksum_cols:
         out["checksum"] = {c: s.result() for c, s in sums.items()}
     if distinct_cols:
@@ -304,11 +333,12 @@ def main(argv=None):
     args = parse_args(argv)
     checksum_cols = split_cols(args.checksum_col)
     distinct_cols = split_cols(args.distinct_cols)
-    cols = list(dict.fromkeys(checksum_cols + distinct_cols))
+    values_cols = split_cols(args.values_cols)
+    cols = list(dict.fromkeys(checksum_cols + distinct_cols + values_cols))
     read = read_pyiceberg if args.engine == "pyiceberg" else read_duckdb
     metadata, schema, batches = read(args, cols)
     result = {"engine": args.engine, "table": args.table, "metadata": metadata}
-    stats = summarize(batches, checksum_cols, distinct_cols)
+    stats = summarize(batches, checksum_cols, distinct_cols, values_cols)
     result["rows"] = stats.pop("rows")
     result["schema"] = schema
     result.update(stats)

@@ -116,3 +116,26 @@ def test_deletes_apply_in_both_engines(table):
     duck = read("duckdb", table, "--checksum-col", "id")
     assert py["rows"] == duck["rows"] == ROWS - 100
     assert py["checksum"] == duck["checksum"] == {"id": ROWS * (ROWS - 1) // 2 - 99 * 100 // 2}
+
+
+def test_values_cols(table):
+    # Both engines print the same rows, bytes as hex, in step across
+    # columns.
+    rows = {}
+    for engine in ("pyiceberg", "duckdb"):
+        got = read(engine, table, "--values-cols", "id,payload")
+        ids, payloads = got["values"]["id"], got["values"]["payload"]
+        assert len(ids) == len(payloads) == ROWS
+        rows[engine] = sorted(zip(ids, (p["hex"] for p in payloads)))
+    assert rows["pyiceberg"] == rows["duckdb"]
+    assert rows["duckdb"][7] == (7, b"p7".hex())
+
+
+def test_plain_keeps_empty_apart_from_null():
+    sys.path.insert(0, str(HERE))
+    import read_table
+
+    arr = pa.array([[("k", b""), ("k", None), ("b", b"\x00\xff")], None],
+                   pa.map_(pa.string(), pa.binary()))
+    assert read_table.plain(arr.to_pylist()) == [
+        [["k", {"hex": ""}], ["k", None], ["b", {"hex": "00ff"}]], None]
