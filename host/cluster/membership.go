@@ -383,10 +383,18 @@ func (m *Membership) Members(ctx context.Context) ([]string, error) {
 
 func (m *Membership) members(ctx context.Context) ([]string, error) {
 	// A fresh cluster has no group coordinator for a while (the offsets
-	// topic is still being created): ask again until ctx ends.
+	// topic is still being created), and a dead broker's groups move to
+	// another coordinator: ask again until ctx ends.
 	backoff := 50 * time.Millisecond
 	for {
 		d, err := m.describe(ctx)
+		var ke kafka.Error
+		if errors.As(err, &ke) && ke.Code() == kafka.ErrTimedOut && ctx.Err() == nil {
+			// One call waited describeTimeout for a coordinator that
+			// did not answer: the next call looks for it again.
+			d.Error = ke
+			err = nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -410,8 +418,16 @@ func (m *Membership) members(ctx context.Context) ([]string, error) {
 	}
 }
 
+// describeTimeout bounds one DescribeConsumerGroups call. Without it a
+// call sent to a coordinator that died waits for the client's 60 s socket
+// timeout, and the leader places nothing meanwhile (seen with a Kafka
+// node killed under a 3-node cluster).
+const describeTimeout = 5 * time.Second
+
 func (m *Membership) describe(ctx context.Context) (kafka.ConsumerGroupDescription, error) {
-	res, err := m.admin.Client().DescribeConsumerGroups(ctx, []string{m.cfg.GroupID})
+	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	res, err := m.admin.Client().DescribeConsumerGroups(ctx, []string{m.cfg.GroupID}, kafka.SetAdminRequestTimeout(describeTimeout))
 	if err != nil {
 		return kafka.ConsumerGroupDescription{}, fmt.Errorf("cluster %q: describe the group: %w", m.cfg.GroupID, m.cfg.Kafka.RedactError(err))
 	}
@@ -425,7 +441,7 @@ func (m *Membership) describe(ctx context.Context) (kafka.ConsumerGroupDescripti
 // it is being elected or loading the group.
 func coordinatorNotReady(code kafka.ErrorCode) bool {
 	switch code {
-	case kafka.ErrCoordinatorNotAvailable, kafka.ErrCoordinatorLoadInProgress, kafka.ErrNotCoordinator:
+	case kafka.ErrCoordinatorNotAvailable, kafka.ErrCoordinatorLoadInProgress, kafka.ErrNotCoordinator, kafka.ErrTimedOut:
 		return true
 	}
 	return false

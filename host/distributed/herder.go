@@ -25,6 +25,9 @@ import (
 // most this.
 const tick = 2 * time.Second
 
+// membersTimeout bounds the leader's reading of the group's members.
+const membersTimeout = 15 * time.Second
+
 // Runner is the worker as the herder drives it.
 type Runner interface {
 	// Reconcile reads the config store and makes the connectors this
@@ -229,7 +232,11 @@ func (h *Herder) lead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	members, err := h.member.Members(ctx)
+	// Bounded, so that a group coordinator that died does not hold up
+	// this worker's own reconcile: the next pass asks again.
+	mctx, cancel := context.WithTimeout(ctx, membersTimeout)
+	members, err := h.member.Members(mctx)
+	cancel()
 	if err != nil {
 		return err
 	}
