@@ -86,6 +86,10 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 		log = slog.New(slog.DiscardHandler)
 	}
 
+	instance, _ := set.kafka["group.instance.id"].(string)
+	if err := closingConsumers.wait(ctx, instance, leaveWait); err != nil {
+		return nil, err
+	}
 	c, err := ckafka.NewConsumer(&set.kafka)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: create consumer (%s=%s): %w; check the %s settings",
@@ -189,7 +193,13 @@ func (t *task) Close(ctx context.Context) error {
 	t.cancel()
 	<-t.pollDone
 	done := make(chan error, 1)
-	go func() { done <- t.c.Close() }()
+	instance, _ := t.set.kafka["group.instance.id"].(string)
+	left := closingConsumers.start(instance)
+	go func() {
+		err := t.c.Close()
+		left()
+		done <- err
+	}()
 	var err error
 	select {
 	case err = <-done:
