@@ -5,25 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"testing"
+
+	"github.com/floehq/floe/plugins/kafka/kafkatest"
 )
 
 // ClusterKeys are the worker keys of a new `floe distributed` cluster on
-// env's broker: its own group.id and internal topics (one partition for
-// configs, three for offsets, two for statuses, replication 1), and the
-// broker's shortest session (6 s) so that a dead worker's connectors
-// move soon.
+// env's Kafka: its own group.id and internal topics (one partition for
+// configs, three for offsets, two for statuses, replicated as test topics
+// are: min(brokers, 3)), and the broker's shortest session (6 s) so that
+// a dead worker's connectors move soon.
 func ClusterKeys(env Env) map[string]string {
 	group := UniqueName("e2e-cluster")
+	rf := strconv.Itoa(kafkatest.ReplicationFor(env.KafkaBrokers))
 	return map[string]string{
 		"bootstrap.servers":                 env.KafkaBootstrap,
 		"group.id":                          group,
 		"config.storage.topic":              group + "-configs",
 		"offset.storage.topic":              group + "-offsets",
 		"status.storage.topic":              group + "-status",
-		"config.storage.replication.factor": "1",
-		"offset.storage.replication.factor": "1",
-		"status.storage.replication.factor": "1",
+		"config.storage.replication.factor": rf,
+		"offset.storage.replication.factor": rf,
+		"status.storage.replication.factor": rf,
 		"offset.storage.partitions":         "3",
 		"status.storage.partitions":         "2",
 		"session.timeout.ms":                "6000",

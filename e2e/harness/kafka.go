@@ -35,12 +35,12 @@ func (e Env) SASLConfig(mechanism string) KafkaConfig {
 // replication factor follows the broker count) and waits until every
 // partition has a leader.
 func CreateTopic(ctx context.Context, env Env, topic string, partitions int) error {
-	return kafkatest.CreateTopic(ctx, env.KafkaBootstrap, topic, partitions)
+	return CreateTopicWith(ctx, env, topic, partitions, nil)
 }
 
 // CreateTopicWith is CreateTopic with topic configs (retention.ms, …).
 func CreateTopicWith(ctx context.Context, env Env, topic string, partitions int, topicConfig map[string]string) error {
-	return kafkatest.CreateTopicWith(ctx, env.KafkaBootstrap, topic, partitions, topicConfig)
+	return kafkatest.CreateTopicReplicated(ctx, env.KafkaBootstrap, topic, partitions, kafkatest.ReplicationFor(env.KafkaBrokers), topicConfig)
 }
 
 // Record is one Kafka message to produce.

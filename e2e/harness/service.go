@@ -25,8 +25,12 @@ type service struct {
 	dir     string
 	logFile string
 	// pidVar is the env file's variable that holds the pid, so
-	// e2e/services/down of dir stops the restarted process too.
+	// e2e/services/down of dir stops the restarted process too; slot is
+	// the pid's place in it when it lists several (one per Kafka node).
 	pidVar string
+	slot   int
+	// readyWithin bounds start's wait for the restarted process.
+	readyWithin time.Duration
 
 	repo string
 	pid  int
@@ -93,8 +97,9 @@ func (s *service) stop(sig syscall.Signal) {
 
 // start starts the stopped process again: the command line, working
 // folder and environment up gave it, in a session of its own, appending
-// to its log. It waits up to 2 minutes for ready, which is given the log
-// written since the start, and records the new pid in the env file.
+// to its log. It waits up to s.readyWithin (2 minutes when unset) for
+// ready, which is given the log written since the start, and records the
+// new pid in the env file.
 func (s *service) start(ready func(log []byte) bool) {
 	s.t.Helper()
 	if s.argv == nil {
@@ -118,10 +123,14 @@ func (s *service) start(ready func(log []byte) bool) {
 	s.cmd, s.pid, s.done = cmd, cmd.Process.Pid, make(chan struct{})
 	done := s.done
 	go func() { _ = cmd.Wait(); close(done) }()
-	if err := setEnvVar(filepath.Join(s.dir, "env"), s.pidVar, strconv.Itoa(s.pid)); err != nil {
+	if err := s.recordPID(); err != nil {
 		s.t.Logf("harness: %s: %v (down will not stop pid %d; the test's cleanup does)", s.what, err, s.pid)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	within := s.readyWithin
+	if within == 0 {
+		within = 2 * time.Minute
+	}
+	deadline := time.Now().Add(within)
 	for {
 		b, _ := os.ReadFile(s.logFile)
 		if int64(len(b)) >= from && ready(b[from:]) {
@@ -133,7 +142,7 @@ func (s *service) start(ready func(log []byte) bool) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("harness: %s: the restarted process (pid %d) was not ready within 2 minutes; see %s", s.what, s.pid, s.logFile)
+			s.t.Fatalf("harness: %s: the restarted process (pid %d) was not ready within %s; see %s", s.what, s.pid, within, s.logFile)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -241,6 +250,22 @@ func setEnvVar(path, name, value string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// recordPID writes the process's new pid into its slot of the env file's
+// pidVar.
+func (s *service) recordPID() error {
+	path := filepath.Join(s.dir, "env")
+	vars, err := readEnvFile(path)
+	if err != nil {
+		return err
+	}
+	pids := strings.Fields(vars[s.pidVar])
+	for len(pids) <= s.slot {
+		pids = append(pids, "")
+	}
+	pids[s.slot] = strconv.Itoa(s.pid)
+	return setEnvVar(path, s.pidVar, strings.Join(pids, " "))
 }
 
 // runServices runs an e2e/services script on state folder dir.

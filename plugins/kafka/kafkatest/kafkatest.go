@@ -106,16 +106,22 @@ func CreateTopic(ctx context.Context, bootstrap, topic string, partitions int, e
 
 // CreateTopicWith is CreateTopic with topic configs (retention.ms, …).
 func CreateTopicWith(ctx context.Context, bootstrap, topic string, partitions int, topicConfig map[string]string, extra ...ckafka.ConfigMap) error {
+	brokers, _ := strconv.Atoi(os.Getenv("FLOE_KAFKA_BROKERS"))
+	return CreateTopicReplicated(ctx, bootstrap, topic, partitions, ReplicationFor(brokers), topicConfig, extra...)
+}
+
+// ReplicationFor is the replication factor a test topic gets on a cluster
+// of brokers nodes: min(brokers, 3), at least 1.
+func ReplicationFor(brokers int) int { return max(1, min(brokers, 3)) }
+
+// CreateTopicReplicated is CreateTopicWith with the replication factor rf.
+func CreateTopicReplicated(ctx context.Context, bootstrap, topic string, partitions, rf int, topicConfig map[string]string, extra ...ckafka.ConfigMap) error {
 	cfg := config(bootstrap, extra)
 	admin, err := ckafka.NewAdminClient(&cfg)
 	if err != nil {
 		return fmt.Errorf("kafkatest: admin client for %s: %w", bootstrap, err)
 	}
 	defer admin.Close()
-	rf := 1
-	if n, err := strconv.Atoi(os.Getenv("FLOE_KAFKA_BROKERS")); err == nil && n > 1 {
-		rf = min(n, 3)
-	}
 	res, err := admin.CreateTopics(ctx, []ckafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: rf, Config: topicConfig}},
 		ckafka.SetAdminOperationTimeout(30*time.Second))
 	if err != nil {
