@@ -44,6 +44,7 @@ func TestPassingErrors(t *testing.T) {
 		{ckafka.NewError(ckafka.ErrCoordinatorLoadInProgress, "loading", false), true},
 		{ckafka.NewError(ckafka.ErrTransport, "Broker transport failure", false), true},
 		{ckafka.NewError(ckafka.ErrTimedOut, "Local: Timed out", false), true},
+		{ckafka.NewError(ckafka.ErrWaitCoord, "Local: Waiting for coordinator", false), true},
 		{fmt.Errorf("wrapped: %w", ckafka.NewError(ckafka.ErrCoordinatorNotAvailable, "no coordinator", false)), true},
 		{ckafka.NewError(ckafka.ErrGroupAuthorizationFailed, "Broker: Group authorization failed", false), false},
 		{errors.New("not a client error"), false},

@@ -181,8 +181,9 @@ func (t *task) committed(tps []topicPartition) ([]ckafka.Offset, error) {
 }
 
 // passing reports whether a broker call's error may clear by itself: the
-// group's coordinator is moving or loading, a broker is unreachable, or
-// the call timed out.
+// group's coordinator is unknown, moving or loading, the group is
+// rebalancing or has a transaction's offsets pending, a broker is
+// unreachable, or the call timed out.
 func passing(err error) bool {
 	var ke ckafka.Error
 	if !errors.As(err, &ke) {
@@ -190,6 +191,7 @@ func passing(err error) bool {
 	}
 	switch ke.Code() {
 	case ckafka.ErrNotCoordinator, ckafka.ErrCoordinatorNotAvailable, ckafka.ErrCoordinatorLoadInProgress,
+		ckafka.ErrWaitCoord, ckafka.ErrRebalanceInProgress, ckafka.ErrUnstableOffsetCommit,
 		ckafka.ErrTransport, ckafka.ErrAllBrokersDown, ckafka.ErrTimedOut, ckafka.ErrRequestTimedOut:
 		return true
 	}
