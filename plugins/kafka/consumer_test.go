@@ -1,8 +1,6 @@
 package kafka
 
 import (
-	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -30,28 +28,5 @@ func TestErrorLogRateLimitsEachCode(t *testing.T) {
 	}
 	if n, ok := l.admit(down, t0.Add(2*errorRepeatEvery)); !ok || n != 0 {
 		t.Fatalf("next period: logged %v with %d suppressed, want logged with 0", ok, n)
-	}
-}
-
-// A coordinator that moves or a broker that is down is waited out when
-// reading the group's committed offsets; an authorization failure is not.
-func TestPassingErrors(t *testing.T) {
-	cases := []struct {
-		err  error
-		want bool
-	}{
-		{ckafka.NewError(ckafka.ErrNotCoordinator, "Broker: Not coordinator", false), true},
-		{ckafka.NewError(ckafka.ErrCoordinatorLoadInProgress, "loading", false), true},
-		{ckafka.NewError(ckafka.ErrTransport, "Broker transport failure", false), true},
-		{ckafka.NewError(ckafka.ErrTimedOut, "Local: Timed out", false), true},
-		{ckafka.NewError(ckafka.ErrWaitCoord, "Local: Waiting for coordinator", false), true},
-		{fmt.Errorf("wrapped: %w", ckafka.NewError(ckafka.ErrCoordinatorNotAvailable, "no coordinator", false)), true},
-		{ckafka.NewError(ckafka.ErrGroupAuthorizationFailed, "Broker: Group authorization failed", false), false},
-		{errors.New("not a client error"), false},
-	}
-	for _, c := range cases {
-		if got := passing(c.err); got != c.want {
-			t.Errorf("passing(%v) = %v, want %v", c.err, got, c.want)
-		}
 	}
 }

@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,13 +11,8 @@ import (
 // Bounds of the broker calls made while partitions are assigned.
 const (
 	committedTimeoutMs = 10_000
+	committedAttempts  = 3
 	watermarkTimeoutMs = 10_000
-	// committedBudget bounds the retries of a passing fault when reading
-	// the group's committed offsets: long enough for a killed broker's
-	// groups to move to another coordinator (KRaft fences a silent
-	// broker after 9 s), short enough that a real outage fails the task
-	// with the reason.
-	committedBudget = 30 * time.Second
 )
 
 // Where an assigned partition's start position came from, for the log.
@@ -145,14 +139,10 @@ func (t *task) failAssign(parts []ckafka.TopicPartition, err error) {
 }
 
 // committed returns the group's committed offset of each partition
-// (negative when it has none). A passing fault (the group's coordinator
-// moving after a broker died, a timeout) is retried with a doubling pause
-// for up to committedBudget; any other error fails at once.
+// (negative when it has none), retrying a failing broker a few times.
 func (t *task) committed(tps []topicPartition) ([]ckafka.Offset, error) {
-	start := time.Now()
-	pause := 500 * time.Millisecond
 	var err error
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; attempt <= committedAttempts; attempt++ {
 		var res []ckafka.TopicPartition
 		res, err = t.c.Committed(toKafka(tps, nil), committedTimeoutMs)
 		if err == nil {
@@ -169,33 +159,14 @@ func (t *task) committed(tps []topicPartition) ([]ckafka.Offset, error) {
 			}
 			return out, nil
 		}
-		if t.ctx.Err() != nil || !passing(err) || time.Since(start)+pause > committedBudget {
+		if t.ctx.Err() != nil {
 			break
 		}
-		t.log.Warn("kafka: reading the group's committed offsets failed; retrying", "group", t.set.groupID, "attempt", attempt, "retry_in", pause, "error", err)
-		wait(t.ctx, pause)
-		pause = min(2*pause, 4*time.Second)
+		t.log.Warn("kafka: reading the group's committed offsets failed; retrying", "group", t.set.groupID, "attempt", attempt, "error", err)
+		wait(t.ctx, time.Duration(attempt)*time.Second)
 	}
-	return nil, fmt.Errorf("kafka: read the committed offsets of group %s for %d new partitions (for %s): %w; check the brokers and the group's ACLs",
-		t.set.groupID, len(tps), time.Since(start).Round(time.Millisecond), err)
-}
-
-// passing reports whether a broker call's error may clear by itself: the
-// group's coordinator is unknown, moving or loading, the group is
-// rebalancing or has a transaction's offsets pending, a broker is
-// unreachable, or the call timed out.
-func passing(err error) bool {
-	var ke ckafka.Error
-	if !errors.As(err, &ke) {
-		return false
-	}
-	switch ke.Code() {
-	case ckafka.ErrNotCoordinator, ckafka.ErrCoordinatorNotAvailable, ckafka.ErrCoordinatorLoadInProgress,
-		ckafka.ErrWaitCoord, ckafka.ErrRebalanceInProgress, ckafka.ErrUnstableOffsetCommit,
-		ckafka.ErrTransport, ckafka.ErrAllBrokersDown, ckafka.ErrTimedOut, ckafka.ErrRequestTimedOut:
-		return true
-	}
-	return ke.IsRetriable() || ke.IsTimeout()
+	return nil, fmt.Errorf("kafka: read the committed offsets of group %s for %d new partitions: %w; check the brokers and the group's ACLs",
+		t.set.groupID, len(tps), err)
 }
 
 // resetPosition resolves consumer.auto.offset.reset for a partition with
