@@ -77,6 +77,11 @@ type brokerSample struct {
 	// broker is down, late: the checkpoint waits out the source's
 	// bounded Commit of group offsets.)
 	First time.Duration
+	// Written is from back until the topic's end offsets first passed
+	// the frontier at back: the load producer's first new record (its
+	// idempotent producer may wait for a producer id first). Negative
+	// when it was not seen.
+	Written time.Duration
 	// CatchUp is from back until the frontier covered every record
 	// handed to the producer before back.
 	CatchUp time.Duration
@@ -141,7 +146,7 @@ func Recovery(t *T, o Options, rep *Report) {
 	})
 	fw := watchFrontier(ctx, f.API, conn.Name, topic, parts, 100*time.Millisecond)
 	t.Cleanup(fw.Stop)
-	rc := &recoveryRun{t: t, o: o, f: f, fw: fw, pc: pc, name: conn.Name, parts: int64(parts)}
+	rc := &recoveryRun{t: t, o: o, f: f, fw: fw, pc: pc, env: env, name: conn.Name, parts: int64(parts)}
 
 	rep.Para("Topic: %d partitions on a private single-broker Kafka (`harness.StartBroker`, so its restarts disturb no one else), fed by one librdkafka producer "+
 		"(acks=all, idempotent) paced at %s records/s for the whole section. floe: `kafka` → `hash` → `iceberg`, `tasks.max=2`, `commit.interval.ms=1000`, "+
@@ -199,8 +204,8 @@ func Recovery(t *T, o Options, rep *Report) {
 			break
 		}
 		restarts = append(restarts, s)
-		t.Logf("broker restart %d (%v): down %s, start %s, first commit %s after back, caught up %s after back", i+1, sig,
-			s.Down.Round(time.Millisecond), s.Start.Round(time.Millisecond), s.First.Round(time.Millisecond), s.CatchUp.Round(time.Millisecond))
+		t.Logf("broker restart %d (%v): down %s, start %s, first new record in the topic %s, first commit %s after back, caught up %s after back", i+1, sig,
+			s.Down.Round(time.Millisecond), s.Start.Round(time.Millisecond), s.Written.Round(time.Millisecond), s.First.Round(time.Millisecond), s.CatchUp.Round(time.Millisecond))
 	}
 
 	rows := [][]string{}
@@ -212,12 +217,16 @@ func Recovery(t *T, o Options, rep *Report) {
 		rows = append(rows, secondsRow(what, catchUps(kills[target.name]), "p50 ≤ 5 s", 0.5))
 	}
 	rows = append(rows, secondsRow("no kill (baseline) → caught up", catchUps(baseline), "", 0))
-	var firsts, brokerCatch []float64
+	var firsts, afterWrite, brokerCatch []float64
 	for _, s := range restarts {
 		firsts = append(firsts, s.First.Seconds())
+		if s.Written >= 0 {
+			afterWrite = append(afterWrite, max(0, s.First-s.Written).Seconds())
+		}
 		brokerCatch = append(brokerCatch, s.CatchUp.Seconds())
 	}
 	rows = append(rows, secondsRow("broker restart: back → first commit", firsts, "every restart ≤ 5 s (max)", 1))
+	rows = append(rows, secondsRow("broker restart: first new record in the topic → first commit", afterWrite, "", 0))
 	rows = append(rows, secondsRow("broker restart: back → caught up", brokerCatch, "", 0))
 	rep.Table([]string{"what", "n", "p50 s", "p99 s", "max s", "target", "verdict"}, rows)
 	rep.Para("Load average at the end of the kills and restarts: %s (2 cores shared with other sessions: a restarted process's start-up competes for them).", LoadAvg())
@@ -237,10 +246,15 @@ func Recovery(t *T, o Options, rep *Report) {
 	if len(restarts) > 0 {
 		rows = [][]string{}
 		for i, s := range restarts {
-			rows = append(rows, []string{strconv.Itoa(i + 1), signalName(s.Signal), F(s.Down.Seconds(), 1), F(s.Start.Seconds(), 1), F(s.First.Seconds(), 2), F(s.CatchUp.Seconds(), 2)})
+			written := "not seen"
+			if s.Written >= 0 {
+				written = F(s.Written.Seconds(), 2)
+			}
+			rows = append(rows, []string{strconv.Itoa(i + 1), signalName(s.Signal), F(s.Down.Seconds(), 1), F(s.Start.Seconds(), 1), written, F(s.First.Seconds(), 2), F(s.CatchUp.Seconds(), 2)})
 		}
-		rep.Para("Broker restarts (seconds): held down from the stop to the start; the start until back; then, from back, the first commit and the catch-up of what the producer queued meanwhile.")
-		rep.Table([]string{"restart", "stopped by", "down s", "start → back s", "back → first commit s", "back → caught up s"}, rows)
+		rep.Para("Broker restarts (seconds): held down from the stop to the start; the start until back; then, from back, the load producer's first new record in the topic " +
+			"(its end offsets passed the frontier), the first commit and the catch-up of what the producer queued meanwhile.")
+		rep.Table([]string{"restart", "stopped by", "down s", "start → back s", "back → first new record s", "back → first commit s", "back → caught up s"}, rows)
 	}
 	if failure != nil {
 		t.Fatalf("%v", failure)
@@ -346,6 +360,7 @@ type recoveryRun struct {
 	f     *harness.Floe
 	fw    *frontierWatch
 	pc    *pacer
+	env   harness.Env // the private broker's
 	name  string
 	parts int64
 }
@@ -472,17 +487,44 @@ func (r *recoveryRun) restartBroker(b *harness.Broker, sig syscall.Signal) (brok
 	back, n := time.Now(), r.pc.Handed()
 	s.Start = back.Sub(began)
 	from := r.fw.At(back).Sum
+	written := r.watchWritten(back, from)
 	first, err := r.fw.Wait(back, r.o.RecoveryTimeout, func(x frontierSample) bool { return x.Sum > from })
 	if err != nil {
 		return s, fmt.Errorf("no commit after the broker was back: %w", err)
 	}
 	s.First = first.At.Sub(back)
+	s.Written = <-written
 	caught, err := r.waitCovered(back, n, r.o.RecoveryTimeout)
 	if err != nil {
 		return s, err
 	}
 	s.CatchUp = caught.At.Sub(back)
 	return s, nil
+}
+
+// watchWritten polls the topic's end offsets from back on until their
+// sum passes from, and sends how long after back that was (negative
+// after r.o.RecoveryTimeout).
+func (r *recoveryRun) watchWritten(back time.Time, from int64) <-chan time.Duration {
+	out := make(chan time.Duration, 1)
+	go func() {
+		for time.Since(back) < r.o.RecoveryTimeout {
+			ctx, cancel := context.WithTimeout(r.t.Context(), time.Second)
+			ends, err := harness.EndOffsets(ctx, r.env, r.fw.topic)
+			cancel()
+			var sum int64
+			for _, e := range ends {
+				sum += e
+			}
+			if err == nil && sum > from {
+				out <- time.Since(back)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		out <- -1
+	}()
+	return out
 }
 
 // frontierSample is one successful GET /connectors/{c}/offsets.
