@@ -79,8 +79,8 @@ type brokerSample struct {
 	First time.Duration
 	// Written is from back until the topic's end offsets first passed
 	// the frontier at back: the load producer's first new record (its
-	// idempotent producer may wait for a producer id first). Negative
-	// when it was not seen.
+	// reconnect backoff decides when it writes again). Negative when it
+	// was not seen.
 	Written time.Duration
 	// CatchUp is from back until the frontier covered every record
 	// handed to the producer before back.
