@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -63,7 +62,7 @@ func (t *task) handle(ev ckafka.Event) {
 		t.local = append(t.local, t.toPolled(e))
 	case ckafka.Error:
 		if e.IsFatal() {
-			t.buf.fail(fmt.Errorf("kafka: consumer of group %s failed: %w; restart the task", t.set.groupID, e))
+			t.replaceFenced(e)
 			return
 		}
 		if n, ok := t.errLog.admit(e.Code(), time.Now()); ok {
@@ -170,11 +169,11 @@ func toKafka(tps []topicPartition, offsets []ckafka.Offset) []ckafka.TopicPartit
 	return out
 }
 
-// forwardLogs hands librdkafka's log lines to the task's logger until the
-// consumer closes.
-func (t *task) forwardLogs() {
-	defer close(t.logsDone)
-	for ev := range t.c.Logs() {
+// forwardLogs hands m's librdkafka log lines to the task's logger until
+// m closes.
+func (t *task) forwardLogs(m *member) {
+	defer close(m.logsDone)
+	for ev := range m.Logs() {
 		level := slog.LevelDebug
 		switch {
 		case ev.Level <= 3:

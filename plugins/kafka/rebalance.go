@@ -25,8 +25,16 @@ const (
 // each event adds or removes only the partitions that move). It runs
 // inside Poll, on the poll goroutine, or inside the consumer's Close. It
 // always ends with IncrementalAssign or IncrementalUnassign, so librdkafka
-// does not apply the change itself.
-func (t *task) rebalance(_ *ckafka.Consumer, ev ckafka.Event) error {
+// does not apply the change itself. A consumer the task replaced (see
+// replaceFenced) calls it while it closes: its partitions were given up
+// already, so it only unassigns them.
+func (t *task) rebalance(c *ckafka.Consumer, ev ckafka.Event) error {
+	if cur := t.current.Load(); cur == nil || cur.Consumer != c {
+		if e, ok := ev.(ckafka.RevokedPartitions); ok {
+			_ = c.IncrementalUnassign(e.Partitions)
+		}
+		return nil
+	}
 	// Messages polled before this event belong to the old assignment.
 	t.flushLocal()
 	switch e := ev.(type) {

@@ -26,9 +26,13 @@ type task struct {
 	log  *slog.Logger
 	host sdk.SourceHost
 	set  settings
-	c    *ckafka.Consumer
-	buf  *buffer
-	mem  memory.Allocator
+	// c is the task's consumer, owned by the poll goroutine (which
+	// replaces it when the group fences it); current is the same for
+	// other goroutines.
+	c       *member
+	current atomic.Pointer[member]
+	buf     *buffer
+	mem     memory.Allocator
 
 	// ctx lives as long as the task: the poll goroutine and the rebalance
 	// callbacks use it for calls to the host. Close cancels it.
@@ -37,7 +41,6 @@ type task struct {
 	epoch  time.Time // for record arrival times (monotonic)
 
 	pollDone chan struct{}
-	logsDone chan struct{}
 	// closing is set once Close starts: rebalance callbacks then only
 	// unassign, without asking the host.
 	closing atomic.Bool
@@ -54,6 +57,9 @@ type task struct {
 	pauses atomic.Int64
 	// committing is set while an offset commit to the group is under way.
 	committing atomic.Bool
+	// replacedAt is when the poll goroutine last replaced a fenced
+	// consumer.
+	replacedAt time.Time
 
 	// Owned by the Read goroutine.
 	schemas *schemaCache
@@ -90,11 +96,6 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 	if err := closingConsumers.wait(ctx, instance, leaveWait); err != nil {
 		return nil, err
 	}
-	c, err := ckafka.NewConsumer(&set.kafka)
-	if err != nil {
-		return nil, fmt.Errorf("kafka: create consumer (%s=%s): %w; check the %s settings",
-			KeyBootstrapServers, set.kafka["bootstrap.servers"], err, KeyKafkaPrefix)
-	}
 	// The task's own lifetime, not Open's: Open's ctx ends when it returns.
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	mem := memory.NewGoAllocator()
@@ -102,31 +103,28 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 		log:      log,
 		host:     req.Host,
 		set:      set,
-		c:        c,
 		buf:      newBuffer(set.batchSize, set.linger),
 		mem:      mem,
 		ctx:      tctx,
 		cancel:   cancel,
 		epoch:    time.Now(),
 		pollDone: make(chan struct{}),
-		logsDone: make(chan struct{}),
+	}
+	m, err := t.newMember()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	t.c = m
+	t.current.Store(m)
+	if err := t.subscribe(m); err != nil {
+		cancel()
+		_ = m.close()
+		return nil, err
 	}
 	t.schemas = newSchemaCache(reg, redactedURL(set.registry.URL), req.Host, log, mem, set.retryTimeout, set.unknownTimeout)
-	go t.forwardLogs()
-
-	subscription := set.topics
-	if set.topicsRegex != "" {
-		subscription = []string{set.topicsRegex}
-	}
-	if err := c.SubscribeTopics(subscription, t.rebalance); err != nil {
-		cancel()
-		close(t.pollDone)
-		_ = c.Close()
-		<-t.logsDone
-		return nil, fmt.Errorf("kafka: subscribe to %v: %w", subscription, err)
-	}
 	go t.pollLoop()
-	log.Info("kafka task opened", "group", set.groupID, "subscription", subscription,
+	log.Info("kafka task opened", "group", set.groupID, "topics", set.topics, "topics_regex", set.topicsRegex,
 		"bootstrap", set.kafka["bootstrap.servers"], "batch_size", set.batchSize, "linger", set.linger,
 		"buffer_max_bytes", set.maxBytes, "key_format", set.keyFormat)
 	return t, nil
@@ -161,9 +159,12 @@ func (t *task) Commit(ctx context.Context, positions map[string]int64) error {
 		return nil
 	}
 	done := make(chan error, 1)
+	m := t.current.Load()
 	go func() {
 		defer t.committing.Store(false)
-		_, err := t.c.CommitOffsets(offsets)
+		m.calls.RLock()
+		defer m.calls.RUnlock()
+		_, err := m.CommitOffsets(offsets)
 		done <- err
 	}()
 	select {
@@ -196,14 +197,13 @@ func (t *task) Close(ctx context.Context) error {
 	instance, _ := t.set.kafka["group.instance.id"].(string)
 	left := closingConsumers.start(instance)
 	go func() {
-		err := t.c.Close()
+		err := t.c.close()
 		left()
 		done <- err
 	}()
 	var err error
 	select {
 	case err = <-done:
-		<-t.logsDone
 	case <-ctx.Done():
 		err = fmt.Errorf("kafka: close consumer of group %s: %w (it goes on leaving the group in the background)", t.set.groupID, ctx.Err())
 	}
