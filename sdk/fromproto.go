@@ -68,7 +68,7 @@ func writeResultsFromProto(in []*pb.WriteResult) []WriteResult {
 	for i, r := range in {
 		out[i] = WriteResult{
 			Payload: r.GetPayload(), Writer: int(r.GetWriter()), Records: r.GetRecords(),
-			Bytes: r.GetBytes(), Files: int(r.GetFiles()),
+			Bytes: r.GetBytes(), Files: int(r.GetFiles()), Checkpoint: r.GetCheckpoint(),
 		}
 	}
 	return out

@@ -144,6 +144,12 @@ type WriteResult struct {
 	Records int64
 	Bytes   int64
 	Files   int
+	// Checkpoint is the checkpoint the writer flushed. The host sets it
+	// on the results it hands to Commit: in a cluster one commit carries
+	// the flushed checkpoints of several workers, each with its own id
+	// (and writer indexes that repeat across workers). 0 means the
+	// CommitRequest's Checkpoint. A sink ignores it in Flush's answer.
+	Checkpoint uint64
 }
 
 // Range is what a checkpoint covers of one source partition.

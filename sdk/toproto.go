@@ -155,7 +155,7 @@ func writeResultsToProto(in []WriteResult) []*pb.WriteResult {
 	for i, r := range in {
 		out[i] = &pb.WriteResult{
 			Payload: r.Payload, Writer: int32(r.Writer), Records: r.Records,
-			Bytes: r.Bytes, Files: int32(r.Files),
+			Bytes: r.Bytes, Files: int32(r.Files), Checkpoint: r.Checkpoint,
 		}
 	}
 	return out

@@ -130,8 +130,14 @@ func gather(req sdk.CommitRequest) (map[string]*tableWork, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.Checkpoint != req.Checkpoint {
-			return nil, fmt.Errorf("iceberg sink: writer %d's result is of checkpoint %d, not %d", r.Writer, p.Checkpoint, req.Checkpoint)
+		// One commit may carry several flushed checkpoints (a cluster's
+		// workers); each result names its own.
+		want := req.Checkpoint
+		if r.Checkpoint != 0 {
+			want = r.Checkpoint
+		}
+		if p.Checkpoint != want {
+			return nil, fmt.Errorf("iceberg sink: writer %d's result is of checkpoint %d, not %d", r.Writer, p.Checkpoint, want)
 		}
 		for _, tp := range p.Tables {
 			w := work[tp.Table]

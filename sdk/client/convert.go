@@ -151,7 +151,7 @@ func writeResultsFromProto(in []*pb.WriteResult) []sdk.WriteResult {
 	for i, r := range in {
 		out[i] = sdk.WriteResult{
 			Payload: r.GetPayload(), Writer: int(r.GetWriter()), Records: r.GetRecords(),
-			Bytes: r.GetBytes(), Files: int(r.GetFiles()),
+			Bytes: r.GetBytes(), Files: int(r.GetFiles()), Checkpoint: r.GetCheckpoint(),
 		}
 	}
 	return out
@@ -162,7 +162,7 @@ func writeResultsToProto(in []sdk.WriteResult) []*pb.WriteResult {
 	for i, r := range in {
 		out[i] = &pb.WriteResult{
 			Payload: r.Payload, Writer: int32(r.Writer), Records: r.Records,
-			Bytes: r.Bytes, Files: int32(r.Files),
+			Bytes: r.Bytes, Files: int32(r.Files), Checkpoint: r.Checkpoint,
 		}
 	}
 	return out

@@ -2604,11 +2604,16 @@ type WriteResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// payload is opaque to the host: the sink's own description of what it
 	// wrote (for Iceberg: encoded data files per table).
-	Payload       []byte `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
-	Writer        int32  `protobuf:"varint,2,opt,name=writer,proto3" json:"writer,omitempty"`
-	Records       int64  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`
-	Bytes         int64  `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
-	Files         int32  `protobuf:"varint,5,opt,name=files,proto3" json:"files,omitempty"`
+	Payload []byte `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	Writer  int32  `protobuf:"varint,2,opt,name=writer,proto3" json:"writer,omitempty"`
+	Records int64  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`
+	Bytes   int64  `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Files   int32  `protobuf:"varint,5,opt,name=files,proto3" json:"files,omitempty"`
+	// checkpoint is the checkpoint the writer flushed (its Flush's id), set
+	// by the host on the results it hands to Commit. In a cluster one
+	// commit carries the flushed checkpoints of several workers, each with
+	// its own id; 0 (a host before it) means CommitRequest.checkpoint.
+	Checkpoint    uint64 `protobuf:"varint,6,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2674,6 +2679,13 @@ func (x *WriteResult) GetBytes() int64 {
 func (x *WriteResult) GetFiles() int32 {
 	if x != nil {
 		return x.Files
+	}
+	return 0
+}
+
+func (x *WriteResult) GetCheckpoint() uint64 {
+	if x != nil {
+		return x.Checkpoint
 	}
 	return 0
 }
@@ -3795,13 +3807,16 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x1e\n" +
 	"\n" +
 	"checkpoint\x18\x02 \x01(\x04R\n" +
-	"checkpoint\"\x85\x01\n" +
+	"checkpoint\"\xa5\x01\n" +
 	"\vWriteResult\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12\x16\n" +
 	"\x06writer\x18\x02 \x01(\x05R\x06writer\x12\x18\n" +
 	"\arecords\x18\x03 \x01(\x03R\arecords\x12\x14\n" +
 	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x14\n" +
-	"\x05files\x18\x05 \x01(\x05R\x05files\"`\n" +
+	"\x05files\x18\x05 \x01(\x05R\x05files\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x06 \x01(\x04R\n" +
+	"checkpoint\"`\n" +
 	"\rFlushResponse\x125\n" +
 	"\aresults\x18\x01 \x03(\v2\x1b.floe.plugin.v1.WriteResultR\aresults\x12\x18\n" +
 	"\askipped\x18\x02 \x01(\x03R\askipped\"\xb1\x01\n" +
