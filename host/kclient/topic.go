@@ -130,8 +130,21 @@ type TopicSpec struct {
 	// (the config topic: one partition keeps every change in one order).
 	SinglePartition bool
 	// Configs are extra topic configs for creation (min.insync.replicas…);
-	// cleanup.policy is always compact.
+	// cleanup.policy comes from CleanupPolicy.
 	Configs map[string]string
+	// CleanupPolicy is the cleanup.policy the topic is created with and
+	// must have: "" means compact (a store: its newest record per key is
+	// the state); "delete" is for messages that only matter for a while
+	// (the control topic), which compaction would lose.
+	CleanupPolicy string
+}
+
+// policy is the spec's cleanup.policy.
+func (s TopicSpec) policy() string {
+	if s.CleanupPolicy == "" {
+		return "compact"
+	}
+	return s.CleanupPolicy
 }
 
 // Topic is what EnsureTopic found or made.
@@ -148,14 +161,15 @@ type Topic struct {
 // the fix.
 var ErrBadTopic = errors.New("unusable internal topic")
 
-// EnsureTopic creates spec's topic if it is missing, compacted
-// (cleanup.policy=compact), and waits until every partition has a leader.
-// An existing topic is validated instead: it must be compacted (exactly
-// cleanup.policy=compact: delete would drop old records and with them
-// state), and with SinglePartition have exactly one partition; otherwise
-// the error wraps ErrBadTopic and names the topic, what it found and the
-// fix. A topic another worker creates at the same time is validated like
-// an existing one. ctx bounds the whole call.
+// EnsureTopic creates spec's topic if it is missing, with its cleanup
+// policy (compact unless the spec says delete), and waits until every
+// partition has a leader. An existing topic is validated instead: it must
+// have exactly that cleanup.policy (a store's topic compacted: delete
+// would drop old records and with them state), and with SinglePartition
+// exactly one partition; otherwise the error wraps ErrBadTopic and names
+// the topic, what it found and the fix. A topic another worker creates at
+// the same time is validated like an existing one. ctx bounds the whole
+// call.
 func (a *Admin) EnsureTopic(ctx context.Context, spec TopicSpec) (Topic, error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
@@ -191,7 +205,7 @@ func (a *Admin) EnsureTopic(ctx context.Context, spec TopicSpec) (Topic, error) 
 	for k, v := range spec.Configs {
 		cfg[k] = v
 	}
-	cfg["cleanup.policy"] = "compact"
+	cfg["cleanup.policy"] = spec.policy()
 	res, err := a.admin.CreateTopics(ctx, []kafka.TopicSpecification{{
 		Topic: spec.Name, NumPartitions: parts, ReplicationFactor: rf, Config: cfg,
 	}})
@@ -212,7 +226,7 @@ func (a *Admin) EnsureTopic(ctx context.Context, spec TopicSpec) (Topic, error) 
 			return Topic{}, a.fail(fmt.Sprintf("create topic %q (%s) with %d partitions, replication factor %d", spec.Name, spec.Key, parts, rf), r.Error)
 		}
 	}
-	a.logger.Info("created internal topic", "topic", spec.Name, "key", spec.Key, "partitions", parts, "replication_factor", rf, "cleanup.policy", "compact")
+	a.logger.Info("created internal topic", "topic", spec.Name, "key", spec.Key, "partitions", parts, "replication_factor", rf, "cleanup.policy", spec.policy())
 	n, err := a.waitLeaders(ctx, spec)
 	return Topic{Name: spec.Name, Partitions: n, Created: true}, err
 }
@@ -245,10 +259,15 @@ func (a *Admin) describe(ctx context.Context, spec TopicSpec) (Topic, bool, erro
 	if err != nil {
 		return t, true, err
 	}
-	if policy != "compact" {
+	switch want := spec.policy(); {
+	case policy == want:
+	case want == "compact":
 		return t, true, fmt.Errorf("%w: topic %q (%s) has cleanup.policy=%s, but floe's internal topics must be compacted (cleanup.policy=compact), "+
 			"or the broker deletes old records and the state they hold is lost. Fix: kafka-configs --bootstrap-server %s --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact, or set %s to another topic name",
 			ErrBadTopic, spec.Name, spec.Key, policy, a.cfg.bootstrap, spec.Name, spec.Key)
+	default:
+		return t, true, fmt.Errorf("%w: topic %q (%s) has cleanup.policy=%s, but it must be %s: its records are messages, not state, and compaction would drop some. Fix: kafka-configs --bootstrap-server %s --alter --entity-type topics --entity-name %s --add-config cleanup.policy=%s, or set %s to another topic name",
+			ErrBadTopic, spec.Name, spec.Key, policy, want, a.cfg.bootstrap, spec.Name, want, spec.Key)
 	}
 	for _, p := range d.Partitions {
 		if p.Leader == nil {
