@@ -101,61 +101,32 @@ func (s *session) commitLoop() error {
 	}
 }
 
-// commit makes one checkpoint visible, retrying with backoff. Past
-// Tuning.CommitMaxAttempts attempts or CommitMaxElapsed it fails the
-// connector: never stop committing silently. After success it records the
-// new frontier, acknowledges the sources and stores the offsets.
+// commit makes one checkpoint visible, retrying with backoff (see
+// commitToSink); in a cluster the connector's committer makes it visible
+// and this waits for its answer (awaitAnswer). After success it records
+// the new frontier, acknowledges the sources and stores the offsets.
 func (s *session) commit(cp Checkpoint) error {
-	t := s.c.opts.Tuning
 	start := time.Now()
-	wait := t.CommitBackoff
 	var tcs []sdk.TableCommit
-	for attempt := 1; ; attempt++ {
-		var err error
-		sdk.CrashPoint("host.before-commit") // crash tests
-		tcs, err = s.sink.Commit(s.ctx, sdk.CommitRequest{Checkpoint: cp.ID, Ranges: cp.Ranges, Results: cp.Results})
-		if err == nil {
-			break
-		}
-		if s.ctx.Err() != nil {
-			return s.ctx.Err()
-		}
-		if processGone(s.sinkProc, err) {
-			s.sinkFailed(fmt.Sprintf("commit of checkpoint %d", cp.ID), err)
-			return s.ctx.Err()
-		}
-		s.c.metrics.CommitFailure()
-		if errors.Is(err, sdk.ErrPermanent) {
-			return fmt.Errorf("commit of checkpoint %d failed, and the sink says retrying cannot help; the tasks stop so that nothing is acknowledged that is not in the table (restart the connector once the cause is fixed): %w",
-				cp.ID, err)
-		}
-		elapsed := time.Since(start)
-		if attempt >= t.CommitMaxAttempts || elapsed+wait > t.CommitMaxElapsed {
-			return fmt.Errorf("commit of checkpoint %d failed %d times over %s; the tasks stop so that nothing is acknowledged that is not in the table (restart the connector once the cause is fixed): %w",
-				cp.ID, attempt, elapsed.Round(time.Millisecond), err)
-		}
-		s.c.logger.Warn("commit failed; retrying", "checkpoint", cp.ID, "attempt", attempt, "retry_in", wait,
-			"unavailable", errors.Is(err, sdk.ErrTransient), "error", err)
-		if !sleepCtx(s.ctx, wait) {
-			return s.ctx.Err()
-		}
-		wait = min(2*wait, t.CommitMaxBackoff)
+	var err error
+	if s.c.share != nil {
+		err = s.awaitAnswer(cp)
+	} else {
+		tcs, err = s.commitToSink(sdk.CommitRequest{Checkpoint: cp.ID, Ranges: cp.Ranges, Results: cp.Results})
+	}
+	if err != nil {
+		return err
 	}
 	sdk.CrashPoint("host.after-commit") // crash tests: in the table, not yet acknowledged or stored
 	now := time.Now()
-	var records int64
-	for _, tc := range tcs {
-		records += tc.Records
+	if s.c.share == nil {
+		s.noteCommit(cp, tcs, start, now)
 	}
-	if len(tcs) == 0 {
-		records = cp.Records
-	}
-
 	s.mu.Lock()
 	for _, r := range cp.Ranges {
 		s.committed[r.Partition] = r.Next
 	}
-	s.committedID = cp.ID
+	s.committedID = max(s.committedID, cp.ID)
 	committed := maps.Clone(s.committed)
 	perTask := map[int]map[string]int64{}
 	for _, r := range cp.Ranges {
@@ -174,16 +145,6 @@ func (s *session) commit(cp Checkpoint) error {
 
 	n := s.c.progress.pending.Add(-1)
 	s.c.metrics.PendingCheckpoints(int(n))
-	s.c.progress.committed(cp.ID, now, records)
-	lag := time.Duration(0)
-	if !cp.Oldest.IsZero() {
-		lag = now.Sub(cp.Oldest)
-	}
-	s.c.metrics.Commit(now.Sub(start), lag, records)
-	s.c.noteTableCommits(tcs, now)
-	s.c.setCommitted(committed, cp.ID)
-	s.c.logger.Debug("checkpoint committed", "checkpoint", cp.ID, "records", records, "tables", len(tcs), "lag", lag)
-
 	s.runnersMu.Lock()
 	for i, pos := range perTask {
 		if r := s.runners[i]; r != nil {
@@ -191,18 +152,9 @@ func (s *session) commit(cp Checkpoint) error {
 		}
 	}
 	s.runnersMu.Unlock()
-
-	ctx, cancel := s.c.closeCtx(s.ctx)
-	defer cancel()
-	if err := s.c.opts.Offsets.PutCommitted(ctx, s.c.opts.Name, store.Committed{
-		Checkpoint: cp.ID, Positions: committed, CommittedAt: now,
-	}); err != nil {
-		s.c.logger.Warn("cannot store the committed offsets (the sink holds them anyway)", "error", err)
-	}
-	if override != nil {
-		if err := s.c.opts.Offsets.DeleteOverride(ctx, s.c.opts.Name); err != nil {
-			s.c.logger.Warn("cannot delete the applied offset override", "error", err)
-		}
+	if s.c.share == nil {
+		s.c.setCommitted(committed, cp.ID)
+		s.storeCommitted(committed, cp.ID, now, override != nil)
 	}
 
 	// The token goes back only now: end of input is declared when no
@@ -214,4 +166,81 @@ func (s *session) commit(cp Checkpoint) error {
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// noteCommit records a commit in the connector's progress, metrics and
+// table list; tcs is the sink's answer (none: cp's own counts).
+func (s *session) noteCommit(cp Checkpoint, tcs []sdk.TableCommit, start, now time.Time) {
+	var records int64
+	for _, tc := range tcs {
+		records += tc.Records
+	}
+	if len(tcs) == 0 {
+		records = cp.Records
+	}
+	s.c.progress.committed(cp.ID, now, records)
+	lag := time.Duration(0)
+	if !cp.Oldest.IsZero() {
+		lag = now.Sub(cp.Oldest)
+	}
+	s.c.metrics.Commit(now.Sub(start), lag, records)
+	s.c.noteTableCommits(tcs, now)
+	s.c.logger.Debug("checkpoint committed", "checkpoint", cp.ID, "records", records, "tables", len(tcs), "lag", lag)
+}
+
+// storeCommitted stores the offsets of a commit, and deletes the user's
+// offset override once a commit carried it. Both are records only: the
+// sink holds the truth.
+func (s *session) storeCommitted(committed map[string]int64, id uint64, at time.Time, overrideSpent bool) {
+	ctx, cancel := s.c.closeCtx(s.ctx)
+	defer cancel()
+	if err := s.c.opts.Offsets.PutCommitted(ctx, s.c.opts.Name, store.Committed{
+		Checkpoint: id, Positions: committed, CommittedAt: at,
+	}); err != nil {
+		s.c.logger.Warn("cannot store the committed offsets (the sink holds them anyway)", "error", err)
+	}
+	if overrideSpent {
+		if err := s.c.opts.Offsets.DeleteOverride(ctx, s.c.opts.Name); err != nil {
+			s.c.logger.Warn("cannot delete the applied offset override", "error", err)
+		}
+	}
+}
+
+// commitToSink calls the sink's Commit, retrying with backoff. Past
+// Tuning.CommitMaxAttempts attempts or CommitMaxElapsed it fails the
+// connector: never stop committing silently.
+func (s *session) commitToSink(req sdk.CommitRequest) ([]sdk.TableCommit, error) {
+	t := s.c.opts.Tuning
+	start := time.Now()
+	wait := t.CommitBackoff
+	for attempt := 1; ; attempt++ {
+		sdk.CrashPoint("host.before-commit") // crash tests
+		tcs, err := s.sink.Commit(s.ctx, req)
+		if err == nil {
+			return tcs, nil
+		}
+		if s.ctx.Err() != nil {
+			return nil, s.ctx.Err()
+		}
+		if processGone(s.sinkProc, err) {
+			s.sinkFailed(fmt.Sprintf("commit of checkpoint %d", req.Checkpoint), err)
+			return nil, s.ctx.Err()
+		}
+		s.c.metrics.CommitFailure()
+		if errors.Is(err, sdk.ErrPermanent) {
+			return nil, fmt.Errorf("commit of checkpoint %d failed, and the sink says retrying cannot help; the tasks stop so that nothing is acknowledged that is not in the table (restart the connector once the cause is fixed): %w",
+				req.Checkpoint, err)
+		}
+		elapsed := time.Since(start)
+		if attempt >= t.CommitMaxAttempts || elapsed+wait > t.CommitMaxElapsed {
+			return nil, fmt.Errorf("commit of checkpoint %d failed %d times over %s; the tasks stop so that nothing is acknowledged that is not in the table (restart the connector once the cause is fixed): %w",
+				req.Checkpoint, attempt, elapsed.Round(time.Millisecond), err)
+		}
+		s.c.logger.Warn("commit failed; retrying", "checkpoint", req.Checkpoint, "attempt", attempt, "retry_in", wait,
+			"unavailable", errors.Is(err, sdk.ErrTransient), "error", err)
+		if !sleepCtx(s.ctx, wait) {
+			return nil, s.ctx.Err()
+		}
+		wait = min(2*wait, t.CommitMaxBackoff)
+	}
 }

@@ -34,6 +34,9 @@ type Options struct {
 	Logger   *slog.Logger       // nil discards
 	// Paused starts the connector with its tasks paused.
 	Paused bool
+	// Share, in a cluster, is the part of the connector this worker
+	// runs; nil runs all of it here (standalone).
+	Share  *Share
 	Tuning Tuning
 }
 
@@ -50,6 +53,7 @@ type Connector struct {
 
 	roles map[sdk.Kind]*role
 	part  *partitionerHolder
+	share *shareState // nil: the whole connector runs here
 
 	mu       sync.Mutex
 	state    State
@@ -99,6 +103,9 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 	if opts.Plugins == nil || opts.Offsets == nil {
 		return nil, fmt.Errorf("runtime: connector %s: Plugins and Offsets are required", opts.Name)
 	}
+	if sh := opts.Share; sh != nil && (sh.Link == nil || sh.Worker == "") {
+		return nil, fmt.Errorf("runtime: connector %s: a Share needs a Link and a Worker", opts.Name)
+	}
 	set, err := ParseSettings(opts.Name, opts.Config)
 	if err != nil {
 		return nil, err
@@ -143,11 +150,16 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 		}
 	}
 	for _, k := range sdk.AllKinds() {
-		if comp := opts.Components[k].Name; comp != "" {
+		// In a cluster maintenance runs beside the committer only
+		// (maintainWhileCommitting).
+		if comp := opts.Components[k].Name; comp != "" && (k != sdk.KindMaintenance || opts.Share == nil) {
 			c.roles[k] = newRole(c, k, comp)
 		}
 	}
 	c.part = &partitionerHolder{c: c}
+	if opts.Share != nil {
+		c.share = newShareState(*opts.Share)
+	}
 	go c.run(ctx)
 	return c, nil
 }
@@ -252,6 +264,14 @@ func (c *Connector) run(lifetime context.Context) {
 		maintWG.Add(1)
 		go func() { defer maintWG.Done(); c.maintain(maintCtx, r) }()
 	}
+	if c.share != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.receiveControl(rolesCtx) }()
+		if comp := c.opts.Components[sdk.KindMaintenance].Name; comp != "" {
+			maintWG.Add(1)
+			go func() { defer maintWG.Done(); c.maintainWhileCommitting(maintCtx, comp) }()
+		}
+	}
 
 	err := c.sessions(hard)
 
@@ -261,6 +281,9 @@ func (c *Connector) run(lifetime context.Context) {
 	c.part.close(cctx)
 	cancel()
 	stopRoles()
+	if c.share != nil {
+		c.share.link.Close()
+	}
 	wg.Wait()
 	dctx, cancel := c.closeCtx(hard)
 	c.dlq.Close(dctx)
@@ -335,7 +358,10 @@ func (c *Connector) sessions(ctx context.Context) error {
 			return nil
 		case errors.Is(err, errSinkLost):
 			c.logger.Warn("sink process lost: uncommitted checkpoints dropped; resuming every task from the sink's frontier", "error", err)
-		case errors.Is(err, errSinkUnavailable):
+		case errors.Is(err, errCommitterArrived):
+			c.logger.Info("this worker now commits the connector's checkpoints; reopening the sink to read the table's frontier")
+			gen--
+		case errors.Is(err, errSinkUnavailable), errors.Is(err, errSuperseded), errors.Is(err, errCommitRefused):
 			// The process lives: reopen it, with a doubling pause so that
 			// a service that stays down is not hammered, for as long as a
 			// commit may retry; past that the connector fails and the
@@ -346,7 +372,7 @@ func (c *Connector) sessions(ctx context.Context) error {
 			if down := time.Since(unavailableSince); down+reopenWait > c.opts.Tuning.CommitMaxElapsed {
 				return fmt.Errorf("the sink found a service unavailable on every reopen for %s, with no commit in between: %w", down.Round(time.Second), err)
 			}
-			c.logger.Warn("sink reports a service unavailable: uncommitted checkpoints dropped; reopening the sink and resuming every task from its frontier",
+			c.logger.Warn("uncommitted checkpoints dropped (a service unavailable, or the committer refused them); reopening the sink and resuming every task from its frontier",
 				"retry_in", reopenWait, "error", err)
 			if !sleepCtx(awaitCtx, reopenWait) {
 				return nil

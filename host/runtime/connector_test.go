@@ -596,7 +596,7 @@ func TestPartitionsRevokedWaitsForTheCommit(t *testing.T) {
 	src.mu.Lock()
 	host := src.hosts[0]
 	src.mu.Unlock()
-	pos := c.sess.startPositions(nil) // what the host accepted so far
+	pos := c.sess.startPositions(context.Background(), nil) // what the host accepted so far
 	if err := host.PartitionsRevoked(context.Background(), pos); err != nil {
 		t.Fatal(err)
 	}

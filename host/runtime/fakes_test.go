@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -425,6 +427,17 @@ type fakeTable struct {
 	committing         atomic.Bool
 	opens              int
 	tasks              []*fakeSink
+	// crossProcess makes Flush describe the rows in its results and
+	// Commit take the rows from the results it is given, which may come
+	// from other processes (a cluster's workers), instead of from its own
+	// process's flushed checkpoint.
+	crossProcess bool
+}
+
+// fakePayload is a flushed checkpoint's rows, in crossProcess mode.
+type fakePayload struct {
+	Checkpoint uint64             `json:"checkpoint"`
+	Rows       map[string][]int64 `json:"rows"`
 }
 
 func newFakeTable() *fakeTable {
@@ -604,8 +617,12 @@ func (s *fakeSink) Flush(_ context.Context, n uint64) (client.Flushed, error) {
 	s.t.mu.Unlock()
 	c.flushed = true
 	s.lastFlushed = n
+	payload := []byte(fmt.Sprint(n))
+	if s.t.crossProcess {
+		payload, _ = json.Marshal(fakePayload{Checkpoint: n, Rows: c.rows})
+	}
 	return client.Flushed{
-		Results: []sdk.WriteResult{{Payload: []byte(fmt.Sprint(n)), Writer: 0, Records: c.records, Files: 1}},
+		Results: []sdk.WriteResult{{Payload: payload, Writer: 0, Records: c.records, Files: 1}},
 		Skipped: c.skipped,
 	}, nil
 }
@@ -640,6 +657,23 @@ func (s *fakeSink) Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.Tab
 	c := s.ckpts[req.Checkpoint]
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
+	if s.t.crossProcess {
+		c = &fakeCkpt{rows: map[string][]int64{}, flushed: true}
+		for _, r := range req.Results {
+			var p fakePayload
+			if err := json.Unmarshal(r.Payload, &p); err != nil {
+				s.t.violate("commit %d: a result's payload does not decode: %v", req.Checkpoint, err)
+				return nil, err
+			}
+			if want := cmp.Or(r.Checkpoint, req.Checkpoint); p.Checkpoint != want {
+				s.t.violate("commit %d: a result of checkpoint %d says it is of %d", req.Checkpoint, p.Checkpoint, want)
+			}
+			for part, offs := range p.Rows {
+				c.rows[part] = append(c.rows[part], offs...)
+				c.records += int64(len(offs))
+			}
+		}
+	}
 	if c == nil || !c.flushed {
 		s.t.violate("commit of checkpoint %d that was not flushed", req.Checkpoint)
 		return nil, errors.New("not flushed")
@@ -680,7 +714,9 @@ func (s *fakeSink) Commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.Tab
 	s.t.checkpoint = req.Checkpoint
 	s.t.commits = append(s.t.commits, req)
 	s.lastCommitted = req.Checkpoint
-	delete(s.ckpts, req.Checkpoint)
+	if !s.t.crossProcess { // a cluster commit's id names no local checkpoint
+		delete(s.ckpts, req.Checkpoint)
+	}
 	return []sdk.TableCommit{{Table: "db.t", SnapshotID: int64(req.Checkpoint), Records: c.records, Files: 1, Attempts: 1}}, nil
 }
 

@@ -59,6 +59,44 @@ func (c *Connector) maintain(ctx context.Context, r *role) {
 	}
 }
 
+// maintainWhileCommitting runs maintenance, in a cluster, on the worker
+// that holds the connector's committer: it starts the maintenance process
+// when the committer comes here and ends it when the committer leaves, so
+// that one maintenance runs per connector and moves with the committer.
+func (c *Connector) maintainWhileCommitting(ctx context.Context, component string) {
+	for {
+		committer, _, changed := c.share.role()
+		for !committer {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+			committer, _, changed = c.share.role()
+		}
+		mctx, cancel := context.WithCancel(ctx)
+		r := newRole(c, sdk.KindMaintenance, component)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); r.supervise(mctx) }()
+		go func() { defer wg.Done(); c.maintain(mctx, r) }()
+		for committer {
+			select {
+			case <-changed:
+				committer, _, changed = c.share.role()
+			case <-ctx.Done():
+				committer = false
+			}
+		}
+		cancel()
+		wg.Wait()
+		if ctx.Err() != nil {
+			return
+		}
+		c.logger.Info("maintenance stopped here: the connector's committer moved to another worker")
+	}
+}
+
 // cycles calls Cycle until ctx ends or the process dies, and records the
 // runs and the tables' health for the status and the metrics.
 func (c *Connector) cycles(ctx context.Context, t MaintenanceTask, proc Process) {

@@ -26,6 +26,12 @@ type session struct {
 	sink     SinkTask
 	sinkProc Process
 	results  ResultChannel
+	// id names the session in a cluster's control messages; start and
+	// startCheckpoint are the frontier it opened at (the sink's, or the
+	// user's override) and the sink's last checkpoint then.
+	id              string
+	start           map[string]int64
+	startCheckpoint uint64
 
 	ctx    context.Context // the session's calls; cancelled by abort
 	cancel context.CancelFunc
@@ -128,6 +134,7 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 	sctx, cancel := context.WithCancel(ctx)
 	s := &session{
 		c: c, sink: sink, sinkProc: proc, results: NewMemoryChannel(),
+		id: newSessionID(), start: maps.Clone(start), startCheckpoint: fr.Checkpoint,
 		ctx: sctx, cancel: cancel,
 		epoch:       max(fr.Checkpoint, lastEpoch) + 1,
 		accepted:    maps.Clone(start),
@@ -218,9 +225,18 @@ func (s *session) run(ctx context.Context) error {
 		defer close(s.ckptStopped)
 		s.checkpointLoop()
 	}()
+	clusterCommitterDone := make(chan struct{})
+	if c.share != nil {
+		go func() {
+			defer close(clusterCommitterDone)
+			s.clusterCommitter()
+		}()
+	} else {
+		close(clusterCommitterDone)
+	}
 	s.runnersMu.Lock()
 	for i := range c.settings.Tasks {
-		if s.runners[i] == nil && !c.taskFailed(i) {
+		if s.runners[i] == nil && !c.taskFailed(i) && c.runsTask(i) {
 			s.startRunnerLocked(i)
 		}
 	}
@@ -259,6 +275,13 @@ func (s *session) run(ctx context.Context) error {
 		if r != nil {
 			<-r.done
 		}
+	}
+	// The cluster's committer here commits what other workers flushed
+	// until the session ends: a stop hands that on to the next committer.
+	s.cancel()
+	<-clusterCommitterDone
+	if c.share != nil {
+		c.share.forgetSession(s.id)
 	}
 	closeQuietly(c, ctx, s.sink)
 	s.mu.Lock()
@@ -313,6 +336,62 @@ func (s *session) restartTask(ctx context.Context, i int) error {
 	return nil
 }
 
+// stopTask stops task i's pipeline for good in this session (its task
+// moved to another worker of the cluster): it stops reading, writes what
+// it read, waits until that is committed, and closes the task, within
+// RevokeTimeout.
+func (s *session) stopTask(i int) {
+	s.runnersMu.Lock()
+	r := s.runners[i]
+	s.runnersMu.Unlock()
+	if r == nil {
+		return
+	}
+	r.handover.Store(true)
+	r.cancelRead()
+	t := time.NewTimer(s.c.opts.Tuning.RevokeTimeout + s.c.opts.Tuning.CloseTimeout)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C:
+		r.stop()
+		<-r.done
+	}
+	s.runnersMu.Lock()
+	if s.runners[i] == r {
+		s.runners[i] = nil
+	}
+	s.runnersMu.Unlock()
+}
+
+// startTask starts task i's pipeline (its task was placed on this worker),
+// unless the session is ending or already runs it.
+func (s *session) startTask(i int) {
+	s.runnersMu.Lock()
+	defer s.runnersMu.Unlock()
+	if s.runnersDone || s.runners[i] != nil || s.c.taskFailed(i) {
+		return
+	}
+	s.mu.Lock()
+	s.eoi[i] = false
+	s.mu.Unlock()
+	s.startRunnerLocked(i)
+}
+
+// handedOn returns, for the partitions task i wrote last, the position
+// after what it handed on.
+func (s *session) handedOn(i int) map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int64{}
+	for p, t := range s.owner {
+		if t == i {
+			out[p] = s.accepted[p]
+		}
+	}
+	return out
+}
+
 // requestBarrier asks the checkpointer for a checkpoint soon.
 func (s *session) requestBarrier() {
 	select {
@@ -359,10 +438,28 @@ func (s *session) partitionLock(p string) *sync.Mutex {
 }
 
 // startPositions answers StartPositions from the accepted frontier (which
-// starts as the sink's frontier or the user's override).
-func (s *session) startPositions(partitions []string) map[string]int64 {
+// starts as the sink's frontier or the user's override). In a cluster
+// another worker may have committed a partition past what this session
+// accepted of it: once the control link caught up, such a partition
+// (when this session holds nothing uncommitted of it) starts at the
+// connector's committed frontier instead.
+func (s *session) startPositions(ctx context.Context, partitions []string) map[string]int64 {
+	var known map[string]int64
+	if st := s.c.share; st != nil {
+		sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+		if err := st.link.Sync(sctx); err != nil {
+			s.c.logger.Warn("the control link did not catch up; new partitions start from what this worker knows (the committer refuses a stale start)", "error", err)
+		}
+		cancel()
+		known = st.knownFrontier()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for p, f := range known {
+		if a, ok := s.accepted[p]; (!ok || f > a) && s.base[p] == a && s.committed[p] == a {
+			s.accepted[p], s.base[p], s.committed[p] = f, f, f
+		}
+	}
 	out := map[string]int64{}
 	if len(partitions) == 0 {
 		maps.Copy(out, s.accepted)
@@ -382,8 +479,8 @@ func (s *session) taskEndOfInput(i int) {
 	s.mu.Lock()
 	s.eoi[i] = true
 	all := true
-	for _, e := range s.eoi {
-		all = all && e
+	for j, e := range s.eoi {
+		all = all && (e || !s.c.runsTask(j))
 	}
 	s.mu.Unlock()
 	if all {
@@ -397,8 +494,8 @@ func (s *session) taskEndOfInput(i int) {
 func (s *session) checkEndOfInput() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, e := range s.eoi {
-		if !e {
+	for i, e := range s.eoi {
+		if !e && s.c.runsTask(i) {
 			return
 		}
 	}

@@ -22,8 +22,8 @@ var _ client.SourceHost = (*sourceHost)(nil)
 // StartPositions answers from the host's accepted frontier: the sink's
 // frontier (or the user's offset override) plus what was written since,
 // so a reopened task neither skips nor repeats anything.
-func (h *sourceHost) StartPositions(_ context.Context, partitions []string) (map[string]int64, error) {
-	return h.s.startPositions(partitions), nil
+func (h *sourceHost) StartPositions(ctx context.Context, partitions []string) (map[string]int64, error) {
+	return h.s.startPositions(ctx, partitions), nil
 }
 
 // PartitionsRevoked takes checkpoints until the revoked partitions are

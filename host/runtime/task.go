@@ -30,6 +30,10 @@ type taskRunner struct {
 	cancel     context.CancelFunc
 	readCtx    context.Context
 	cancelRead context.CancelFunc
+	// handover is set when the task moves to another worker of the
+	// cluster: once what it read is written, the runner waits until that
+	// is committed before it closes the task.
+	handover atomic.Bool
 	// refused is set when the host refused the source's dead letters for
 	// good (errors.tolerance=none): the Read failing with that answer
 	// fails permanently, a class the answer loses on its way through the
@@ -157,7 +161,7 @@ func (r *taskRunner) run() {
 	task, proc, gen := r.open(0)
 	eoi := false
 	for task != nil {
-		if r.ctx.Err() != nil {
+		if r.ctx.Err() != nil || r.readCtx.Err() != nil {
 			break
 		}
 		if stoppingNow(s) {
@@ -170,7 +174,7 @@ func (r *taskRunner) run() {
 			case <-r.ackSig:
 				r.deliverAcks(r.ctx, task)
 			case <-s.stopping:
-			case <-r.ctx.Done():
+			case <-r.readCtx.Done():
 			}
 			continue
 		}
@@ -240,6 +244,16 @@ func (r *taskRunner) run() {
 	<-r.drained
 	if task == nil {
 		return
+	}
+	// A task handed over to another worker closes once what it read is
+	// committed: its successor then starts where it stopped.
+	if r.handover.Load() && r.ctx.Err() == nil {
+		wctx, cancel := context.WithTimeout(r.ctx, c.opts.Tuning.RevokeTimeout)
+		if err := s.waitCommitted(wctx, s.handedOn(r.idx)); err != nil {
+			c.logger.Warn("task handed over before what it read was committed; its successor resumes from the committed frontier", "task", r.idx, "error", err)
+		}
+		cancel()
+		r.deliverAcks(r.ctx, task)
 	}
 	// After a stop, pass on the final commit before closing (within
 	// ackTimeout, see deliverAcks).

@@ -1,0 +1,448 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/floehq/floe/sdk"
+)
+
+// This file is the cluster side of phase 2 (distributed mode): every
+// worker publishes its flushed checkpoints through the connector's
+// ControlLink and waits for the committer's answer (awaitAnswer); the
+// one worker that holds the connector's committer gathers them and
+// commits, once per commit interval, every checkpoint that continues the
+// connector's frontier, in one commit (commitForCluster).
+
+// errCommitterArrived ends a session on the worker the committer moved
+// to: the committer must start from the table's frontier, which only a
+// new session reads.
+var errCommitterArrived = errors.New("the connector's committer moved to this worker")
+
+// errCommitRefused ends the committer's session when the sink refused a
+// cluster commit for a reason other than an outage (the table moved under
+// it: another committer, a zombie, committed first). A new session reads
+// the table's frontier and plans again.
+var errCommitRefused = errors.New("cluster commit refused")
+
+// awaitAnswer publishes a flushed checkpoint for the connector's
+// committer and waits for its answer, publishing it again every
+// resendEvery and at once when the committer moves. A refusal ends the
+// session (errSuperseded): its uncommitted work is dropped and a new
+// session resumes from the frontier.
+func (s *session) awaitAnswer(cp Checkpoint) error {
+	st := s.c.share
+	ref := CheckpointRef{Worker: st.worker, Session: s.id, Checkpoint: cp.ID}
+	results := slices.Clone(cp.Results)
+	for i := range results {
+		results[i].Checkpoint = cp.ID
+	}
+	msg := ControlMessage{Flushed: &FlushedCheckpoint{Ref: ref, Ranges: cp.Ranges, Results: results, Records: cp.Records, Oldest: cp.Oldest}}
+	_, epoch, _ := st.role()
+	for {
+		if err := st.link.Publish(s.ctx, msg); err != nil {
+			if s.ctx.Err() != nil {
+				return s.ctx.Err()
+			}
+			s.c.logger.Warn("cannot publish a flushed checkpoint for the committer; publishing it again soon", "checkpoint", cp.ID, "error", err)
+		}
+		resend := time.NewTimer(resendEvery)
+		for wait := true; wait; {
+			o, ok, answered := st.takeOutcome(ref)
+			if ok {
+				resend.Stop()
+				if o.committed {
+					return nil
+				}
+				return fmt.Errorf("%w: checkpoint %d: %s", errSuperseded, cp.ID, o.reason)
+			}
+			_, e, changed := st.role()
+			if e != epoch {
+				epoch = e // a new committer: it has not seen the checkpoint
+				break
+			}
+			select {
+			case <-answered:
+			case <-changed:
+			case <-resend.C:
+				wait = false
+			case <-s.ctx.Done():
+				resend.Stop()
+				return s.ctx.Err()
+			}
+		}
+		resend.Stop()
+	}
+}
+
+// clusterCommitter runs the connector's committer while this worker
+// holds it, for the session's life. The committer may leave (another
+// worker takes it; the checkpoints waiting here are published to it
+// again by their workers), and may come back: then the session ends
+// (errCommitterArrived) so a new one reads the table's frontier.
+func (s *session) clusterCommitter() {
+	st := s.c.share
+	committer, _, changed := st.role()
+	if committer {
+		ctx, cancel := context.WithCancel(s.ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := s.commitForCluster(ctx); err != nil && ctx.Err() == nil {
+				s.abort(err)
+			}
+		}()
+		for committer {
+			select {
+			case <-changed:
+				committer, _, changed = st.role()
+			case <-done:
+				cancel()
+				return
+			}
+		}
+		cancel()
+		<-done
+		s.c.logger.Info("the connector's committer moved to another worker")
+	}
+	for {
+		select {
+		case <-changed:
+		case <-s.ctx.Done():
+			return
+		}
+		if committer, _, changed = st.role(); committer {
+			s.abort(errCommitterArrived)
+			return
+		}
+	}
+}
+
+// commitForCluster is the connector's committer: it gathers the flushed
+// checkpoints of every worker and commits those that continue the
+// frontier (planCommit) in one commit per round, a round every commit
+// interval, or sooner once every worker of the previous commit has a
+// checkpoint ready. After each commit it answers through the link and
+// stores the offsets. It starts from the frontier the session opened at
+// (the table's). It returns nil when ctx ends.
+func (s *session) commitForCluster(ctx context.Context) error {
+	c, st := s.c, s.c.share
+	frontier := maps.Clone(s.start)
+	commitID := s.startCheckpoint
+	s.mu.Lock()
+	override := s.override
+	s.mu.Unlock()
+	waiting := map[CheckpointRef]FlushedCheckpoint{}
+	newest := map[string]string{} // each worker's newest session seen
+	log := newAnswerLog(answerLogSize)
+	var lastWorkers []string // the workers of the last commit
+	tick := time.NewTicker(c.settings.CommitInterval)
+	defer tick.Stop()
+	c.logger.Info("committing the connector's checkpoints for the cluster", "worker", st.worker, "table_checkpoint", commitID)
+
+	for {
+		due := false
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-st.inboxCh:
+		case <-tick.C:
+			due = true
+		}
+		// Another committer committed after this one read the table (the
+		// old one, until it applied the move): continue from its answer.
+		// The sink checks against the table itself anyway.
+		if f, id := st.frontierAt(); id > commitID {
+			frontier, commitID = f, id
+		}
+		for _, f := range st.takeInbox() {
+			if a, ok := log.get(f.Ref); ok {
+				s.answer(ctx, a) // a repeat: answer as before
+				continue
+			}
+			if f.Ref.Worker == st.worker && f.Ref.Session != s.id {
+				continue // a session of this worker that ended: no one waits
+			}
+			switch n := newest[f.Ref.Worker]; {
+			case f.Ref.Session < n:
+				continue // replaced by a newer session of its worker
+			case f.Ref.Session > n:
+				newest[f.Ref.Worker] = f.Ref.Session
+				for ref := range waiting {
+					if ref.Worker == f.Ref.Worker && ref.Session < f.Ref.Session {
+						delete(waiting, ref)
+					}
+				}
+			}
+			waiting[f.Ref] = f
+		}
+		plan := planCommit(frontier, slices.Collect(maps.Values(waiting)))
+		for _, r := range plan.refused {
+			delete(waiting, r.Ref)
+		}
+		if len(plan.chosen) == 0 || (!due && !covers(plan.workers(), lastWorkers)) {
+			if len(plan.refused) > 0 {
+				a := CommitAnswer{Committer: st.worker, Epoch: s.committerEpoch(), Refused: plan.refused}
+				for _, r := range plan.refused {
+					log.put(r.Ref, CommitAnswer{Committer: a.Committer, Epoch: a.Epoch, Refused: []Refusal{r}})
+				}
+				s.answer(ctx, a)
+			}
+			continue
+		}
+		start := time.Now()
+		req := plan.request(commitID + 1)
+		tcs, err := s.commitClusterRequest(ctx, req)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		commitID, frontier = req.Checkpoint, plan.next
+		lastWorkers = plan.workers()
+		refs := make([]CheckpointRef, len(plan.chosen))
+		for i, f := range plan.chosen {
+			refs[i] = f.Ref
+			delete(waiting, f.Ref)
+		}
+		a := CommitAnswer{Committer: st.worker, Epoch: s.committerEpoch(), Commit: commitID, Frontier: maps.Clone(frontier), Covered: refs, Refused: plan.refused}
+		for _, ref := range refs {
+			log.put(ref, CommitAnswer{Committer: a.Committer, Epoch: a.Epoch, Commit: a.Commit, Frontier: a.Frontier, Covered: []CheckpointRef{ref}})
+		}
+		for _, r := range plan.refused {
+			log.put(r.Ref, CommitAnswer{Committer: a.Committer, Epoch: a.Epoch, Refused: []Refusal{r}})
+		}
+		s.answer(ctx, a)
+		s.noteCommit(plan.checkpoint(commitID), tcs, start, now)
+		c.setCommitted(frontier, commitID)
+		s.storeCommitted(maps.Clone(frontier), commitID, now, override != nil)
+		override = nil
+		c.logger.Debug("cluster commit", "commit", commitID, "checkpoints", describeRefs(refs), "refused", len(plan.refused))
+	}
+}
+
+// committerEpoch is the assignment epoch this worker holds the
+// committer with.
+func (s *session) committerEpoch() int64 {
+	_, e, _ := s.c.share.role()
+	return e
+}
+
+// answer publishes the committer's answer; a failure is logged (the
+// workers publish their checkpoints again, and get the answer again).
+func (s *session) answer(ctx context.Context, a CommitAnswer) {
+	if err := s.c.share.link.Publish(ctx, ControlMessage{Answer: &a}); err != nil && ctx.Err() == nil {
+		s.c.logger.Warn("cannot publish the committer's answer; the workers will ask again", "commit", a.Commit, "error", err)
+	}
+}
+
+// commitClusterRequest commits a cluster commit, retrying while the
+// sink reports an outage (sdk.ErrTransient). Any other failure ends the
+// session (errCommitRefused), so that a new one plans from the table's
+// frontier again; a permanent one fails the connector.
+func (s *session) commitClusterRequest(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {
+	t := s.c.opts.Tuning
+	start := time.Now()
+	wait := t.CommitBackoff
+	for {
+		tcs, err := s.sink.Commit(ctx, req)
+		if err == nil {
+			return tcs, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil //nolint:nilerr // the committer left: its successor commits
+		}
+		if processGone(s.sinkProc, err) {
+			s.sinkFailed(fmt.Sprintf("cluster commit %d", req.Checkpoint), err)
+			return nil, s.ctx.Err()
+		}
+		s.c.metrics.CommitFailure()
+		switch {
+		case errors.Is(err, sdk.ErrPermanent):
+			return nil, fmt.Errorf("cluster commit %d failed, and the sink says retrying cannot help (restart the connector once the cause is fixed): %w", req.Checkpoint, err)
+		case !errors.Is(err, sdk.ErrTransient) || time.Since(start)+wait > t.CommitMaxElapsed:
+			return nil, fmt.Errorf("%w: commit %d: %w", errCommitRefused, req.Checkpoint, err)
+		}
+		s.c.logger.Warn("cluster commit waits for the sink's service; retrying", "commit", req.Checkpoint, "retry_in", wait, "error", err)
+		if !sleepCtx(ctx, wait) {
+			return nil, nil
+		}
+		wait = min(2*wait, t.CommitMaxBackoff)
+	}
+}
+
+// commitPlan is what one round of the cluster committer commits.
+type commitPlan struct {
+	// chosen continue the frontier, in commit order.
+	chosen []FlushedCheckpoint
+	// refused start below the frontier somewhere: never committable.
+	refused []Refusal
+	// next is the frontier after chosen.
+	next map[string]int64
+}
+
+// planCommit picks from the waiting checkpoints those that continue
+// frontier: each of its ranges starts exactly at the frontier (or covers
+// a partition the frontier does not have yet); a checkpoint chosen moves
+// the frontier to its ranges' ends, so that the next one of the same
+// worker can follow in the same commit. A checkpoint with a range that
+// starts below the frontier is refused: what it covers is committed from
+// other files (another worker took the partition over, or it read from a
+// stale position). One that starts above it waits: a checkpoint that
+// fills the gap may still come. Waiting checkpoints are taken in a fixed
+// order (by worker, session, checkpoint), so that of two that start at
+// the same place the same one wins on every committer.
+func planCommit(frontier map[string]int64, waiting []FlushedCheckpoint) commitPlan {
+	slices.SortFunc(waiting, func(a, b FlushedCheckpoint) int { return compareRefs(a.Ref, b.Ref) })
+	plan := commitPlan{next: maps.Clone(frontier)}
+	if plan.next == nil {
+		plan.next = map[string]int64{}
+	}
+	done := make([]bool, len(waiting))
+	for progress := true; progress; {
+		progress = false
+		for i, f := range waiting {
+			if done[i] {
+				continue
+			}
+			stale, gap := "", false
+			for _, r := range f.Ranges {
+				at, ok := plan.next[r.Partition]
+				switch {
+				case !ok || r.From == at:
+				case r.From < at:
+					stale = fmt.Sprintf("partition %s is committed up to %d, the checkpoint starts at %d", r.Partition, at, r.From)
+				default:
+					gap = true
+				}
+				if stale != "" {
+					break
+				}
+			}
+			switch {
+			case stale != "":
+				plan.refused = append(plan.refused, Refusal{Ref: f.Ref, Reason: stale})
+			case gap:
+				continue
+			default:
+				plan.chosen = append(plan.chosen, f)
+				for _, r := range f.Ranges {
+					plan.next[r.Partition] = r.Next
+				}
+			}
+			done[i] = true
+			progress = true
+		}
+	}
+	return plan
+}
+
+// workers returns the workers of the chosen checkpoints, sorted.
+func (p commitPlan) workers() []string {
+	var ws []string
+	for _, f := range p.chosen {
+		if !slices.Contains(ws, f.Ref.Worker) {
+			ws = append(ws, f.Ref.Worker)
+		}
+	}
+	slices.Sort(ws)
+	return ws
+}
+
+// covers reports whether have holds every worker of want (and want is
+// not empty).
+func covers(have, want []string) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// request is the sink's commit of the plan: one range per partition,
+// from the frontier to the end of the last chosen checkpoint of it, and
+// every chosen checkpoint's results, each naming its own checkpoint.
+func (p commitPlan) request(id uint64) sdk.CommitRequest {
+	req := sdk.CommitRequest{Checkpoint: id}
+	merged := map[string]sdk.Range{}
+	for _, f := range p.chosen {
+		for _, r := range f.Ranges {
+			if m, ok := merged[r.Partition]; ok {
+				r.From = min(m.From, r.From)
+				r.Next = max(m.Next, r.Next)
+			}
+			merged[r.Partition] = r
+		}
+		req.Results = append(req.Results, f.Results...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(merged)) {
+		req.Ranges = append(req.Ranges, merged[name])
+	}
+	return req
+}
+
+// checkpoint sums the chosen checkpoints, for the connector's progress
+// and metrics.
+func (p commitPlan) checkpoint(id uint64) Checkpoint {
+	cp := Checkpoint{ID: id}
+	for _, f := range p.chosen {
+		cp.Records += f.Records
+		for _, r := range f.Results {
+			cp.Files += r.Files
+			cp.Bytes += r.Bytes
+		}
+		if !f.Oldest.IsZero() && (cp.Oldest.IsZero() || f.Oldest.Before(cp.Oldest)) {
+			cp.Oldest = f.Oldest
+		}
+	}
+	return cp
+}
+
+// answerLogSize bounds the answers the committer keeps to repeat.
+const answerLogSize = 4096
+
+// answerLog keeps the committer's latest answers by checkpoint, to
+// answer a checkpoint published again (the first answer was lost, or
+// crossed it) as it was answered, oldest forgotten first.
+type answerLog struct {
+	byRef map[CheckpointRef]CommitAnswer
+	order []CheckpointRef
+	size  int
+}
+
+func newAnswerLog(size int) *answerLog {
+	return &answerLog{byRef: map[CheckpointRef]CommitAnswer{}, size: size}
+}
+
+func (l *answerLog) get(ref CheckpointRef) (CommitAnswer, bool) {
+	a, ok := l.byRef[ref]
+	return a, ok
+}
+
+func (l *answerLog) put(ref CheckpointRef, a CommitAnswer) {
+	if _, ok := l.byRef[ref]; !ok {
+		l.order = append(l.order, ref)
+	}
+	l.byRef[ref] = a
+	for len(l.order) > l.size {
+		delete(l.byRef, l.order[0])
+		l.order = l.order[1:]
+	}
+}
+
+// describeRefs renders refs for a log line.
+func describeRefs(refs []CheckpointRef) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, ", ")
+}
