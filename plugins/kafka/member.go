@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -20,6 +21,9 @@ type member struct {
 	calls sync.RWMutex
 	// logsDone is closed once the consumer's log channel is drained.
 	logsDone chan struct{}
+	// fenced is set once the consumer reported a fatal error: closing it
+	// then may never end.
+	fenced atomic.Bool
 }
 
 // newMember creates a consumer with the task's settings and starts
@@ -77,6 +81,7 @@ const fenceRejoinEvery = time.Minute
 // two consumers really share the id: the task fails, naming it. Runs on
 // the poll goroutine.
 func (t *task) replaceFenced(cause ckafka.Error) {
+	t.c.fenced.Store(true)
 	instance, _ := t.set.kafka["group.instance.id"].(string)
 	now := time.Now()
 	if !t.replacedAt.IsZero() && now.Sub(t.replacedAt) < fenceRejoinEvery {
@@ -107,8 +112,10 @@ func (t *task) replaceFenced(cause ckafka.Error) {
 	t.c = m
 	t.current.Store(m)
 	t.paused.Store(false)
-	// A fenced consumer has nothing to leave; closing it only frees it.
-	// Its rebalance callbacks during the close see it is stale.
+	// A fenced consumer has nothing to leave, yet librdkafka's close of it
+	// may never end (it waits for a leave it cannot make): close it in
+	// the background. Its rebalance callbacks during the close see it is
+	// stale.
 	go func() {
 		if err := old.close(); err != nil {
 			t.log.Debug("kafka: closing the fenced consumer", "error", err)

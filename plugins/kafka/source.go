@@ -193,24 +193,39 @@ func (t *task) Close(ctx context.Context) error {
 	t.closing.Store(true)
 	t.cancel()
 	<-t.pollDone
-	done := make(chan error, 1)
-	instance, _ := t.set.kafka["group.instance.id"].(string)
-	left := closingConsumers.start(instance)
-	go func() {
-		err := t.c.close()
-		left()
-		done <- err
-	}()
 	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("kafka: close consumer of group %s: %w (it goes on leaving the group in the background)", t.set.groupID, ctx.Err())
+	if t.c.fenced.Load() {
+		// Nothing to leave, and librdkafka's close of a fenced consumer
+		// may never end: it finishes in the background, and a successor
+		// with the same static id need not wait for it.
+		go func() { _ = t.c.close() }()
+	} else {
+		err = t.closeConsumer(ctx)
 	}
 	t.bb.discard()
 	t.schemas.release()
 	t.log.Info("kafka task closed")
 	return err
+}
+
+// closeConsumer closes the task's consumer, which leaves the group,
+// within ctx; a close that takes longer goes on in the background, and
+// a new task with the same static id waits for it (leaving.go).
+func (t *task) closeConsumer(ctx context.Context) error {
+	instance, _ := t.set.kafka["group.instance.id"].(string)
+	left := closingConsumers.start(instance)
+	done := make(chan error, 1)
+	go func() {
+		err := t.c.close()
+		left()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("kafka: close consumer of group %s: %w (it goes on leaving the group in the background)", t.set.groupID, ctx.Err())
+	}
 }
 
 // redactedURL hides a password in a URL for messages.
