@@ -76,6 +76,10 @@ type Worker struct {
 	// Applied is the epoch of the last assignment the worker finished
 	// applying: it stopped every task that assignment took away from it.
 	Applied int64
+	// Refuses names, by connector, why the worker cannot run it (its
+	// config does not validate there: a plugin missing, a key its plugin
+	// version does not know). It gets nothing of those connectors.
+	Refuses map[string]string
 }
 
 // Connector is a connector as the assignor sees it.
@@ -117,7 +121,7 @@ type Result struct {
 //
 // The rules:
 //   - Eligible: a worker can run a connector when it has every plugin the
-//     connector needs.
+//     connector needs and does not refuse it (Worker.Refuses).
 //   - Sticky: a task stays on its worker while that worker lives and is
 //     eligible.
 //   - Dead or ineligible: the task is placed again at once on the eligible
@@ -207,7 +211,8 @@ func newAssignState(prev Assignment, workers []Worker, connectors []Connector) (
 		}
 		var el []string
 		for _, id := range s.ids {
-			if hasAll(s.workers[id].Plugins, c.Plugins) {
+			_, refused := s.workers[id].Refuses[name]
+			if hasAll(s.workers[id].Plugins, c.Plugins) && !refused {
 				el = append(el, id)
 			}
 		}
@@ -233,6 +238,15 @@ func hasAll(have, need []string) bool {
 func (s *assignState) why(c Connector) string {
 	if len(s.ids) == 0 {
 		return "no live worker"
+	}
+	var refusals []string
+	for _, id := range s.ids {
+		if reason, ok := s.workers[id].Refuses[c.Name]; ok {
+			refusals = append(refusals, fmt.Sprintf("worker %s: %s", id, reason))
+		}
+	}
+	if len(refusals) == len(s.ids) {
+		return "every live worker refuses it: " + strings.Join(refusals, "; ")
 	}
 	var missing []string
 	for _, p := range slices.Sorted(slices.Values(c.Plugins)) {

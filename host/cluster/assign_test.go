@@ -186,6 +186,27 @@ func TestAssignCases(t *testing.T) {
 			unplaced: []Unplaced{{Connector: "orders", Reason: "no live worker"}},
 		},
 		{
+			name: "a worker that refuses a connector (its config does not validate there) gets none of it",
+			workers: []Worker{
+				{ID: "w1", Plugins: []string{"kafka", "iceberg"}, Refuses: map[string]string{"orders": "plugin iceberg 0.9 does not know iceberg.tables.write-props.x"}},
+				{ID: "w2", Plugins: []string{"kafka", "iceberg"}},
+			},
+			conns: []Connector{conn("orders", 2)},
+			want: Assignment{Epoch: 1,
+				Tasks:      map[string][]TaskID{"w2": tasks("orders", 0, 1)},
+				Committers: map[string]Committer{"orders": {Worker: "w2", Epoch: 1}}},
+		},
+		{
+			name: "every worker refuses: unplaced, with each worker's reason",
+			workers: []Worker{
+				{ID: "w1", Refuses: map[string]string{"orders": "no plugin named iceberg"}},
+				{ID: "w2", Refuses: map[string]string{"orders": "no plugin named iceberg"}},
+			},
+			conns:    []Connector{{Name: "orders", Tasks: 1}},
+			want:     Assignment{Tasks: map[string][]TaskID{}, Committers: map[string]Committer{}},
+			unplaced: []Unplaced{{Connector: "orders", Reason: "every live worker refuses it: worker w1: no plugin named iceberg; worker w2: no plugin named iceberg"}},
+		},
+		{
 			name:     "plugins spread over workers but none has all",
 			workers:  []Worker{{ID: "a", Plugins: []string{"kafka"}}, {ID: "b", Plugins: []string{"iceberg"}}},
 			conns:    []Connector{conn("orders", 1)},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/floehq/floe/host/cluster"
+	"github.com/floehq/floe/host/control"
 	"github.com/floehq/floe/host/kclient"
 	"github.com/floehq/floe/host/store/kafkastore"
 	"github.com/floehq/floe/host/worker"
@@ -45,6 +46,9 @@ type Config struct {
 	Worker worker.Config
 	// Stores are the internal topics and the client that reaches them.
 	Stores kafkastore.Settings
+	// Control is the control topic, which carries connectors'
+	// checkpoints between workers and committers.
+	Control control.Settings
 	// URL is the REST URL other workers forward requests to.
 	URL string
 	// SessionTimeout and HeartbeatInterval tune the membership group.
@@ -58,7 +62,7 @@ func ParseConfig(raw map[string]string, file string) (Config, error) {
 	for _, k := range storeKeys {
 		delete(rest, k)
 	}
-	for _, k := range []string{KeyAdvertisedListener, KeyAdvertisedHost, KeyAdvertisedPort, KeySessionTimeout, KeyHeartbeatInterval} {
+	for _, k := range append([]string{KeyAdvertisedListener, KeyAdvertisedHost, KeyAdvertisedPort, KeySessionTimeout, KeyHeartbeatInterval}, control.Keys()...) {
 		delete(rest, k)
 	}
 	for k := range rest {
@@ -75,7 +79,11 @@ func ParseConfig(raw map[string]string, file string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("worker config %s: %w", file, err)
 	}
-	c := Config{Worker: wc, Stores: st}
+	ctl, err := control.ParseSettings(raw, st.Client, st.GroupID)
+	if err != nil {
+		return Config{}, fmt.Errorf("worker config %s: %w", file, err)
+	}
+	c := Config{Worker: wc, Stores: st, Control: ctl}
 	if c.URL, err = advertisedURL(raw, wc.Listeners[0]); err != nil {
 		return Config{}, fmt.Errorf("worker config %s: %w", file, err)
 	}

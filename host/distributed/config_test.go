@@ -79,17 +79,22 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 }
 
 func TestRestartOf(t *testing.T) {
-	for path, want := range map[string]string{
-		"/connectors/orders/restart":          "orders",
-		"/connectors/a%2Fb/tasks/1/restart":   "a/b",
-		"/connectors/orders/pause":            "",
-		"/connectors/orders/tasks/1/status":   "",
-		"/connectors":                         "",
-		"/connector-plugins/x/config/restart": "",
+	type want struct {
+		name string
+		task int
+	}
+	for path, w := range map[string]want{
+		"/connectors/orders/restart":          {"orders", -1},
+		"/connectors/a%2Fb/tasks/1/restart":   {"a/b", 1},
+		"/connectors/orders/tasks/x/restart":  {},
+		"/connectors/orders/pause":            {},
+		"/connectors/orders/tasks/1/status":   {},
+		"/connectors":                         {},
+		"/connector-plugins/x/config/restart": {},
 	} {
-		got, ok := restartOf(path)
-		if got != want || ok != (want != "") {
-			t.Errorf("restartOf(%q) = %q, %v; want %q", path, got, ok, want)
+		got, task, ok := restartOf(path)
+		if got != w.name || ok != (w.name != "") || (ok && task != w.task) {
+			t.Errorf("restartOf(%q) = %q, %d, %v; want %q, %d", path, got, task, ok, w.name, w.task)
 		}
 	}
 }

@@ -10,15 +10,24 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/floehq/floe/host/cluster"
+	"github.com/floehq/floe/host/control"
+	"github.com/floehq/floe/host/runtime"
 	"github.com/floehq/floe/host/store"
 	"github.com/floehq/floe/host/store/kafkastore"
 	"github.com/floehq/floe/host/worker"
 )
+
+// Protocol numbers what workers of a cluster must agree on: the
+// assignment's format and the control topic's messages. A worker of
+// another protocol joins the group but gets no work, and the leader logs
+// why. 2: connectors' tasks spread over workers with one committer each.
+const Protocol = 2
 
 // tick is how often the herder looks again without being woken: a
 // missed wake-up (a member record written just after a read) costs at
@@ -33,6 +42,9 @@ type Runner interface {
 	// Reconcile reads the config store and makes the connectors this
 	// worker runs match it and the placement.
 	Reconcile(ctx context.Context) error
+	// Refusals names, by connector, why this worker cannot run it (its
+	// config does not validate here): the leader places none of it here.
+	Refusals() map[string]string
 }
 
 // Herder is one worker's part in the cluster: its seat in the membership
@@ -46,6 +58,7 @@ type Herder struct {
 	statuses *kafkastore.Statuses
 	offsets  *kafkastore.Offsets
 	member   *cluster.Membership
+	control  *control.Transport
 	wake     chan struct{}
 	// info is this worker's member record; Applied grows as the worker
 	// applies assignments.
@@ -78,7 +91,12 @@ func Open(ctx context.Context, cfg Config, info kafkastore.WorkerInfo, log *slog
 		h.closeStores()
 		return nil, err
 	}
+	if h.control, err = control.Open(ctx, cfg.Control, cfg.Worker.WorkerID, log); err != nil {
+		h.closeStores()
+		return nil, err
+	}
 	info.ID, info.URL, info.Started = cfg.Worker.WorkerID, cfg.URL, time.Now().UTC()
+	info.Protocol = Protocol
 	h.info = info
 	if err := h.statuses.PutWorker(ctx, info); err != nil {
 		h.closeStores()
@@ -121,30 +139,49 @@ func (h *Herder) Stores() (store.ConfigStore, store.StatusStore, store.OffsetSto
 // WorkerID returns this worker's id.
 func (h *Herder) WorkerID() string { return h.cfg.Worker.WorkerID }
 
-// Runs reports whether the newest assignment places connector name on
-// this worker.
-func (h *Herder) Runs(name string) bool {
+// Share implements worker.Placement: the tasks of connector name the
+// newest assignment places on this worker, and whether its committer is
+// here.
+func (h *Herder) Share(name string) (worker.ShareSpec, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return slices.Contains(h.assignment.Tasks[h.cfg.Worker.WorkerID], connectorTask(name))
-}
-
-// connectorTask is the one assignor task that stands for a whole
-// connector: the worker holding it runs all the connector's tasks.
-func connectorTask(name string) cluster.TaskID { return cluster.TaskID{Connector: name} }
-
-// ownerOf returns the worker the assignment places connector name on.
-func ownerOf(a cluster.Assignment, name string) (string, bool) {
-	for id, ts := range a.Tasks {
-		if slices.Contains(ts, connectorTask(name)) {
-			return id, true
+	var spec worker.ShareSpec
+	for _, t := range h.assignment.Tasks[h.cfg.Worker.WorkerID] {
+		if t.Connector == name {
+			spec.Tasks = append(spec.Tasks, t.Task)
 		}
 	}
-	return "", false
+	slices.Sort(spec.Tasks)
+	if cm, ok := h.assignment.Committers[name]; ok {
+		spec.Committer, spec.CommitterEpoch = cm.Worker == h.cfg.Worker.WorkerID, cm.Epoch
+	}
+	return spec, len(spec.Tasks) > 0 || spec.Committer
 }
 
-// Owner returns the worker id and REST URL of the worker the newest
-// assignment places connector name on.
+// Link implements worker.Placement: connector name's control link on the
+// control topic.
+func (h *Herder) Link(ctx context.Context, name string) (runtime.ControlLink, error) {
+	return h.control.Link(ctx, name)
+}
+
+// Placed implements worker.Placement: whether the newest assignment
+// gives connector name a committer (and so runs it somewhere).
+func (h *Herder) Placed(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := ownerOf(h.assignment, name)
+	return ok
+}
+
+// ownerOf returns the worker that holds connector name's committer: it
+// answers for the connector as a whole (its offsets, its restarts).
+func ownerOf(a cluster.Assignment, name string) (string, bool) {
+	cm, ok := a.Committers[name]
+	return cm.Worker, ok && cm.Worker != ""
+}
+
+// Owner returns the worker id and REST URL of the worker that holds
+// connector name's committer.
 func (h *Herder) Owner(ctx context.Context, name string) (id, url string, ok bool) {
 	h.mu.Lock()
 	owner, placed := ownerOf(h.assignment, name)
@@ -201,7 +238,7 @@ func (h *Herder) Run(ctx context.Context, r Runner) error {
 			if ctx.Err() == nil {
 				h.log.Warn("applying the placement failed; trying again", "error", err)
 			}
-		} else if err := h.reportApplied(ctx, epoch); err != nil && ctx.Err() == nil {
+		} else if err := h.reportApplied(ctx, epoch, r.Refusals()); err != nil && ctx.Err() == nil {
 			h.log.Warn("reporting the applied assignment failed; trying again", "error", err)
 		}
 		select {
@@ -244,18 +281,24 @@ func (h *Herder) lead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	applied := map[string]int64{}
+	byID := map[string]kafkastore.WorkerInfo{}
 	for _, w := range infos {
-		applied[w.ID] = w.Applied
+		byID[w.ID] = w
 	}
 	workers := make([]cluster.Worker, 0, len(members))
 	for _, id := range members {
-		workers = append(workers, cluster.Worker{ID: id, Applied: applied[id]})
+		info := byID[id]
+		if info.Protocol != h.info.Protocol {
+			h.log.Error("a worker speaks another cluster protocol; it gets no work until it runs this floe version's protocol (upgrade or downgrade it)",
+				"worker_id", id, "its_protocol", info.Protocol, "its_version", info.Version, "protocol", h.info.Protocol, "version", h.info.Version)
+			continue
+		}
+		workers = append(workers, cluster.Worker{ID: id, Applied: info.Applied, Refuses: info.Refuses})
 	}
 	conns := make([]cluster.Connector, 0, len(snap.Connectors))
 	for _, name := range slices.Sorted(maps.Keys(snap.Connectors)) {
 		c := snap.Connectors[name]
-		conns = append(conns, cluster.Connector{Name: name, Tasks: 1, Target: c.Target})
+		conns = append(conns, cluster.Connector{Name: name, Tasks: worker.TasksMax(c.Config), Target: c.Target})
 	}
 	res, err := cluster.Assign(prev, workers, conns)
 	if err != nil {
@@ -297,14 +340,15 @@ func (h *Herder) readAssignment() int64 {
 }
 
 // reportApplied tells the leader, through this worker's member record,
-// that the worker applied the assignment of epoch: it stopped what that
-// assignment took away, so the leader may give it to another worker.
-func (h *Herder) reportApplied(ctx context.Context, epoch int64) error {
-	if epoch <= h.info.Applied {
+// that the worker applied the assignment of epoch (it stopped what that
+// assignment took away, so the leader may give it to another worker),
+// and which connectors it refuses.
+func (h *Herder) reportApplied(ctx context.Context, epoch int64, refuses map[string]string) error {
+	if epoch <= h.info.Applied && maps.Equal(refuses, h.info.Refuses) {
 		return nil
 	}
 	info := h.info
-	info.Applied = epoch
+	info.Applied, info.Refuses = max(epoch, info.Applied), refuses
 	if err := h.statuses.PutWorker(ctx, info); err != nil {
 		return err
 	}
@@ -323,16 +367,25 @@ func decodeAssignment(r *kafkastore.Assignment) (cluster.Assignment, error) {
 	return a, nil
 }
 
-// placement renders who runs what, for the log.
+// placement renders who runs what, for the log: per worker its tasks
+// and committers.
 func placement(a cluster.Assignment) map[string]string {
-	out := map[string]string{}
+	parts := map[string][]string{}
 	for id, ts := range a.Tasks {
 		for _, t := range ts {
-			out[t.Connector] = id
+			parts[id] = append(parts[id], t.String())
 		}
 	}
+	for name, cm := range a.Committers {
+		parts[cm.Worker] = append(parts[cm.Worker], name+"(committer)")
+	}
 	for _, r := range a.Revoking {
-		out[r.Task.Connector] = "(moving from " + r.From + " to " + r.To + ")"
+		parts[r.To] = append(parts[r.To], r.Task.String()+"(from "+r.From+")")
+	}
+	out := map[string]string{}
+	for id, p := range parts {
+		slices.Sort(p)
+		out[id] = strings.Join(p, " ")
 	}
 	return out
 }
@@ -358,6 +411,9 @@ func (h *Herder) Close(ctx context.Context) error {
 }
 
 func (h *Herder) closeStores() {
+	if h.control != nil {
+		h.control.Close()
+	}
 	if h.configs != nil {
 		h.configs.Close()
 	}
@@ -387,8 +443,11 @@ func (h *Herder) Route(r *http.Request) (string, error) {
 	if read || strings.HasPrefix(r.URL.Path, "/admin/") || strings.HasPrefix(r.URL.Path, "/connector-plugins/") {
 		return "", nil
 	}
-	if name, ok := restartOf(r.URL.EscapedPath()); ok {
+	if name, task, ok := restartOf(r.URL.EscapedPath()); ok {
 		id, url, placed := h.Owner(r.Context(), name)
+		if task >= 0 {
+			id, url, placed = h.taskWorker(r.Context(), name, task)
+		}
 		switch {
 		case !placed && id == "":
 			return "", nil // not placed (stopped, or unknown): the worker answers
@@ -425,21 +484,54 @@ func offsetsOf(path string) (string, bool) {
 	return name, err == nil && name != ""
 }
 
-// restartOf returns the connector of a restart path:
-// /connectors/{c}/restart or /connectors/{c}/tasks/{t}/restart.
-func restartOf(path string) (string, bool) {
+// restartOf returns the connector of a restart path, and its task (-1
+// for the connector): /connectors/{c}/restart or
+// /connectors/{c}/tasks/{t}/restart.
+func restartOf(path string) (string, int, bool) {
 	rest, ok := strings.CutPrefix(path, "/connectors/")
 	if !ok {
-		return "", false
+		return "", 0, false
 	}
 	parts := strings.Split(rest, "/")
+	task := -1
 	switch {
-	case len(parts) == 2 && parts[1] == "restart",
-		len(parts) == 4 && parts[1] == "tasks" && parts[3] == "restart":
-		name, err := url.PathUnescape(parts[0])
-		return name, err == nil && name != ""
+	case len(parts) == 2 && parts[1] == "restart":
+	case len(parts) == 4 && parts[1] == "tasks" && parts[3] == "restart":
+		n, err := strconv.Atoi(parts[2])
+		if err != nil || n < 0 {
+			return "", 0, false // the worker answers 404 for the task
+		}
+		task = n
+	default:
+		return "", 0, false
 	}
-	return "", false
+	name, err := url.PathUnescape(parts[0])
+	return name, task, err == nil && name != ""
+}
+
+// taskWorker returns the worker id and REST URL of the worker the newest
+// assignment places task of connector name on.
+func (h *Herder) taskWorker(ctx context.Context, name string, task int) (id, url string, ok bool) {
+	h.mu.Lock()
+	for w, ts := range h.assignment.Tasks {
+		if slices.Contains(ts, cluster.TaskID{Connector: name, Task: task}) {
+			id = w
+		}
+	}
+	h.mu.Unlock()
+	if id == "" {
+		return "", "", false
+	}
+	ws, err := h.statuses.Workers(ctx)
+	if err != nil {
+		return id, "", false
+	}
+	for _, w := range ws {
+		if w.ID == id {
+			return w.ID, w.URL, true
+		}
+	}
+	return id, "", false
 }
 
 // Peers implements rest.PeerRouter: the REST URLs of the cluster's other

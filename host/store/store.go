@@ -75,6 +75,17 @@ type StatusStore interface {
 	DeleteStatus(ctx context.Context, name string) error
 }
 
+// PartStatusStore is a StatusStore that several workers of a cluster
+// write for one connector (distributed mode): each writes the tasks it
+// runs, and the worker of the connector's committer writes the
+// connector's own status.
+type PartStatusStore interface {
+	// PutPartStatus writes the given tasks' statuses (by task id) and,
+	// when connector is not nil, the connector's; other tasks' records
+	// stay as their workers wrote them.
+	PutPartStatus(ctx context.Context, name string, connector *InstanceStatus, tasks map[int]InstanceStatus) error
+}
+
 // Committed is what the last successful commit of a connector covered.
 type Committed struct {
 	// Checkpoint is the id of the last committed checkpoint.

@@ -44,6 +44,10 @@ func hideSecrets(cfg map[string]string, secrets map[string]bool) map[string]stri
 }
 
 // tasksMax reads tasks.max (1 when unset or unreadable).
+// TasksMax returns a connector config's tasks.max (1 when it does not
+// parse: validation reports that).
+func TasksMax(cfg map[string]string) int { return tasksMax(cfg) }
+
 func tasksMax(cfg map[string]string) int {
 	set, err := runtime.ParseSettings("", withName(cfg, "x"))
 	if err != nil || set.Tasks < 1 {

@@ -96,14 +96,31 @@ func (w *Worker) startLocked(c *conn) {
 	c.mu.Lock()
 	paused := c.target == store.TargetPaused
 	c.mu.Unlock()
+	opts := w.runtimeOptions(c, paused)
+	if p := w.deps.Placement; p != nil {
+		spec, _ := p.Share(c.name)
+		link, err := p.Link(w.life, c.name)
+		if err != nil {
+			// Kafka away: the herder's next pass tries again.
+			w.logger.Warn("cannot open the connector's control link; trying again at the next placement pass", "connector", c.name, "error", err)
+			return
+		}
+		opts.Share = &runtime.Share{Worker: w.cfg.WorkerID, Tasks: spec.Tasks, Committer: spec.Committer, CommitterEpoch: spec.CommitterEpoch, Link: link}
+		c.mu.Lock()
+		c.share = spec
+		c.mu.Unlock()
+	}
 	// The runtime lives until stopped or the worker closes, not as long
 	// as a request.
-	rt, err := runtime.Start(w.life, w.runtimeOptions(c, paused))
+	rt, err := runtime.Start(w.life, opts)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
 		c.rt, c.failure = nil, err.Error()
 		w.logger.Error("connector could not start", "connector", c.name, "error", err)
+		if opts.Share != nil {
+			opts.Share.Link.Close()
+		}
 		return
 	}
 	c.rt, c.failure = rt, ""

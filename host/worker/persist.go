@@ -42,7 +42,7 @@ func (w *Worker) watch(c *conn, rt *runtime.Connector) {
 	// A failure is recorded even while the worker closes.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.life), 10*time.Second)
 	defer cancel()
-	if err := w.statuses.PutStatus(ctx, c.name, rec); err != nil {
+	if err := w.putStatus(ctx, c.name, rec, rt); err != nil {
 		w.logger.Warn("cannot store the connector's status", "connector", c.name, "error", err)
 	}
 }

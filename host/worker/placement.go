@@ -20,14 +20,37 @@ type Stores struct {
 	Offsets  store.OffsetStore
 }
 
-// Placement decides which connectors run on this worker (distributed
-// mode: the cluster's assignment). A worker records every connector of
-// the config store and answers for all of them, but runs only those
-// placed on it; it answers the status of the others from the status
-// store, where their worker publishes it.
+// Placement decides what of each connector runs on this worker
+// (distributed mode: the cluster's assignment). A worker records every
+// connector of the config store and answers for all of them, but runs
+// only its share of each: some source tasks, and maybe the connector's
+// committer. It answers for the rest from the status store, where the
+// workers running it publish.
 type Placement interface {
-	// Runs reports whether connector name runs on this worker.
-	Runs(name string) bool
+	// Share returns connector name's share on this worker; ok is false
+	// when nothing of it runs here.
+	Share(name string) (spec ShareSpec, ok bool)
+	// Link opens the connector's control link, which carries its
+	// checkpoints between the workers and its committer.
+	Link(ctx context.Context, name string) (runtime.ControlLink, error)
+	// Placed reports whether the newest assignment places connector name
+	// on any worker (false: STOPPED, or no live worker can run it).
+	Placed(name string) bool
+}
+
+// ShareSpec is a connector's share on one worker.
+type ShareSpec struct {
+	// Tasks are the source tasks that run here, sorted.
+	Tasks []int
+	// Committer is set when the connector's committer runs here;
+	// CommitterEpoch is the epoch its current committer (here or not)
+	// was placed with.
+	Committer      bool
+	CommitterEpoch int64
+}
+
+func (s ShareSpec) equal(o ShareSpec) bool {
+	return slices.Equal(s.Tasks, o.Tasks) && s.Committer == o.Committer && s.CommitterEpoch == o.CommitterEpoch
 }
 
 // statusPublishInterval is how often a placed connector's status is
@@ -39,8 +62,13 @@ const (
 	statusRepublishInterval = 10 * time.Second
 )
 
+// runsHere reports whether any of connector name runs on this worker.
 func (w *Worker) runsHere(name string) bool {
-	return w.deps.Placement == nil || w.deps.Placement.Runs(name)
+	if w.deps.Placement == nil {
+		return true
+	}
+	_, ok := w.deps.Placement.Share(name)
+	return ok
 }
 
 // Reconcile makes the worker match the config store and the placement:
@@ -132,6 +160,9 @@ func (w *Worker) reconcile(ctx context.Context, name string) error {
 	rt, failure, target := c.rt, c.failure, c.target
 	c.mu.Unlock()
 	runs := w.runsHere(name)
+	if rt != nil && runs && target != store.TargetStopped && w.deps.Placement != nil {
+		w.applyShare(c, rt)
+	}
 	switch {
 	case rt != nil && (!runs || target == store.TargetStopped):
 		if !runs {
@@ -147,6 +178,39 @@ func (w *Worker) reconcile(ctx context.Context, name string) error {
 		rt.Resume()
 	}
 	return nil
+}
+
+// applyShare hands a running connector its share when the placement
+// changed it (tasks moved, the committer moved).
+func (w *Worker) applyShare(c *conn, rt *runtime.Connector) {
+	spec, ok := w.deps.Placement.Share(c.name)
+	c.mu.Lock()
+	same := c.share.equal(spec)
+	c.share = spec
+	c.mu.Unlock()
+	if !ok || same {
+		return
+	}
+	w.logger.Info("connector's share on this worker changed", "connector", c.name, "tasks", spec.Tasks, "committer", spec.Committer)
+	rt.SetShare(runtime.Share{Worker: w.cfg.WorkerID, Tasks: spec.Tasks, Committer: spec.Committer, CommitterEpoch: spec.CommitterEpoch})
+}
+
+// Refusals names, by connector, why this worker cannot run it: its
+// config failed validation here, or its runtime could not start. The
+// cluster's leader places none of those connectors here.
+func (w *Worker) Refusals() map[string]string {
+	w.mu.Lock()
+	conns := slices.Collect(maps.Values(w.conns))
+	w.mu.Unlock()
+	out := map[string]string{}
+	for _, c := range conns {
+		c.mu.Lock()
+		if c.failure != "" && !c.deleted {
+			out[c.name] = c.failure
+		}
+		c.mu.Unlock()
+	}
+	return out
 }
 
 // forgetLocked drops a connector another worker deleted: its runtime
@@ -208,7 +272,7 @@ func (w *Worker) publishStatus(c *conn, rt *runtime.Connector) {
 		rec := storedStatus(st, w.cfg.WorkerID)
 		if key := fmt.Sprint(rec.Connector, rec.Tasks); key != last || time.Since(published) >= statusRepublishInterval {
 			ctx, cancel := context.WithTimeout(w.life, 5*time.Second)
-			if err := w.statuses.PutStatus(ctx, c.name, rec); err != nil {
+			if err := w.putStatus(ctx, c.name, rec, rt); err != nil {
 				w.logger.Warn("cannot publish the connector's status", "connector", c.name, "error", err)
 			} else {
 				last, published = key, time.Now()
@@ -223,8 +287,30 @@ func (w *Worker) publishStatus(c *conn, rt *runtime.Connector) {
 	}
 }
 
-// statusOf returns the connector's status as rt reports it, and false
-// when c no longer runs rt (it was stopped or replaced).
+// putStatus publishes rec, the status of a connector rt runs: all of it,
+// or in a cluster the part rt runs (its tasks, and the connector when its
+// committer runs here), when the store takes parts.
+func (w *Worker) putStatus(ctx context.Context, name string, rec store.Status, rt *runtime.Connector) error {
+	ps, ok := w.statuses.(store.PartStatusStore)
+	if !ok || w.deps.Placement == nil {
+		return w.statuses.PutStatus(ctx, name, rec)
+	}
+	var conn *store.InstanceStatus
+	if rt.Commits() {
+		conn = &rec.Connector
+	}
+	tasks := map[int]store.InstanceStatus{}
+	for _, i := range rt.LocalTasks() {
+		if i < len(rec.Tasks) {
+			tasks[i] = rec.Tasks[i]
+		}
+	}
+	return ps.PutPartStatus(ctx, name, conn, tasks)
+}
+
+// statusOf returns the connector's status as rt reports it (in a
+// cluster, only what this worker runs of it), and false when c no
+// longer runs rt (it was stopped or replaced).
 func (w *Worker) statusOf(c *conn, rt *runtime.Connector) (ConnectorStatus, bool) {
 	c.mu.Lock()
 	current := c.rt == rt
@@ -232,7 +318,7 @@ func (w *Worker) statusOf(c *conn, rt *runtime.Connector) (ConnectorStatus, bool
 	if !current {
 		return ConnectorStatus{}, false
 	}
-	return w.status(c), true
+	return w.ownStatus(c), true
 }
 
 // storedStatus is st as the status store keeps it.

@@ -18,11 +18,26 @@ func (w *Worker) ConnectorStatus(_ context.Context, name string) (ConnectorStatu
 	return w.status(c), nil
 }
 
-func (w *Worker) status(c *conn) ConnectorStatus {
+// status is the connector's status: in a cluster, what this worker runs
+// of it completed by what the others published.
+func (w *Worker) status(c *conn) ConnectorStatus { return w.statusParts(c, true) }
+
+// ownStatus is the status of what this worker runs of the connector: the
+// part it publishes itself.
+func (w *Worker) ownStatus(c *conn) ConnectorStatus { return w.statusParts(c, false) }
+
+func (w *Worker) statusParts(c *conn, merge bool) ConnectorStatus {
 	cfg, target, rt, failure, _ := c.snapshot()
 	st := ConnectorStatus{Name: c.name, Type: connectorType, Tasks: []TaskState{},
 		Connector: ConnectorState{State: StateRunning, WorkerID: w.cfg.WorkerID}}
 	switch {
+	case failure != "" && w.deps.Placement != nil && rt == nil:
+		// This worker refuses the connector (its config fails here); the
+		// others may run it: their status, else the refusal.
+		if w.deps.Placement.Placed(c.name) {
+			return w.remoteStatus(c, cfg)
+		}
+		st.Connector.State, st.Connector.Trace = StateFailed, fmt.Sprintf("worker %s cannot run it: %s", w.cfg.WorkerID, failure)
 	case failure != "":
 		st.Connector.State, st.Connector.Trace = StateFailed, failure
 	case rt == nil && target == store.TargetStopped:
@@ -54,8 +69,33 @@ func (w *Worker) status(c *conn) ConnectorStatus {
 			}
 			st.Floe.Maintenance = sum
 		}
+		if w.deps.Placement != nil && merge {
+			st = w.mergeShare(c, cfg, st, rt)
+		}
 	}
 	return w.markRestarting(c, w.healStatus(c, st), rt, cfg)
+}
+
+// mergeShare completes the status of a connector this worker runs a
+// share of (distributed mode): the tasks of other workers, and the
+// connector itself unless its committer runs here, come from the status
+// store, where their workers publish them.
+func (w *Worker) mergeShare(c *conn, cfg map[string]string, local ConnectorStatus, rt *runtime.Connector) ConnectorStatus {
+	st := w.remoteStatus(c, cfg)
+	if rt.Commits() {
+		st.Connector = local.Connector
+		st.Floe = local.Floe
+	}
+	for _, i := range rt.LocalTasks() {
+		if i >= len(local.Tasks) {
+			continue
+		}
+		for len(st.Tasks) <= i {
+			st.Tasks = append(st.Tasks, TaskState{ID: len(st.Tasks), State: StateUnassigned})
+		}
+		st.Tasks[i] = local.Tasks[i]
+	}
+	return st
 }
 
 // markRestarting shows the instances of an accepted restart as RESTARTING

@@ -100,6 +100,9 @@ type conn struct {
 	heal     map[int]*healing
 	healRT   *runtime.Connector
 	restarts int64
+	// share is what of the connector runs here (distributed mode), as
+	// last handed to rt.
+	share ShareSpec
 }
 
 func newConn(name string, target store.TargetState) *conn {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,11 @@ type WorkerInfo struct {
 	// Applied is the epoch of the last assignment the worker finished
 	// applying (it stopped what that assignment took away).
 	Applied int64 `json:"applied,omitempty"`
+	// Protocol is the cluster protocol the worker speaks (see
+	// distributed.Protocol); 0 for workers before it had one.
+	Protocol int `json:"protocol,omitempty"`
+	// Refuses names, by connector, why the worker cannot run it.
+	Refuses map[string]string `json:"refuses,omitempty"`
 }
 
 // Plugin is one plugin a worker has.
@@ -232,6 +238,30 @@ func (s *Statuses) PutStatus(ctx context.Context, name string, st store.Status) 
 		if ts.ID >= len(st.Tasks) {
 			muts = append(muts, Mutation{Key: taskKey(name, ts.ID)})
 		}
+	}
+	return s.write(ctx, muts...)
+}
+
+// PutPartStatus implements [store.PartStatusStore]: it writes the given
+// tasks' records and, when connector is not nil, the connector's, under
+// the generation set by SetGeneration, in one transaction.
+func (s *Statuses) PutPartStatus(ctx context.Context, name string, connector *store.InstanceStatus, tasks map[int]store.InstanceStatus) error {
+	gen := s.generation()
+	updated := time.Now().UTC()
+	var muts []Mutation
+	if connector != nil {
+		muts = append(muts, Mutation{Key: PrefixConnectorStatus + name, Value: ConnectorStatus{
+			State: connector.State, Trace: connector.Trace, WorkerID: connector.WorkerID, Generation: gen, Updated: updated,
+		}})
+	}
+	for _, i := range slices.Sorted(maps.Keys(tasks)) {
+		ts := tasks[i]
+		muts = append(muts, Mutation{Key: taskKey(name, i), Value: TaskStatus{
+			ID: i, State: ts.State, Trace: ts.Trace, WorkerID: ts.WorkerID, Generation: gen, Updated: updated,
+		}})
+	}
+	if len(muts) == 0 {
+		return nil
 	}
 	return s.write(ctx, muts...)
 }
