@@ -30,11 +30,24 @@ var errCommitterArrived = errors.New("the connector's committer moved to this wo
 // the table's frontier and plans again.
 var errCommitRefused = errors.New("cluster commit refused")
 
+// stopAnswerWait bounds, once the connector stops, the wait for the
+// committer's answers: a committer that died with the stopping worker's
+// checkpoints unanswered would hold the stop (and a reconfiguration, or
+// the worker's exit) for nothing, since whoever runs the tasks next
+// reads them again from the committed frontier.
+const stopAnswerWait = 2 * resendEvery
+
+// errUnanswered ends a stopping session whose last checkpoints the
+// committer did not answer within stopAnswerWait: nothing is lost, they
+// are read again from the frontier.
+var errUnanswered = errors.New("the committer did not answer the last checkpoints")
+
 // awaitAnswer publishes a flushed checkpoint for the connector's
 // committer and waits for its answer, publishing it again every
 // resendEvery and at once when the committer moves. A refusal ends the
 // session (errSuperseded): its uncommitted work is dropped and a new
-// session resumes from the frontier.
+// session resumes from the frontier. Once the connector stops, the wait
+// is bounded by stopAnswerWait (errUnanswered).
 func (s *session) awaitAnswer(cp Checkpoint) error {
 	st := s.c.share
 	ref := CheckpointRef{Worker: st.worker, Session: s.id, Checkpoint: cp.ID}
@@ -44,6 +57,8 @@ func (s *session) awaitAnswer(cp Checkpoint) error {
 	}
 	msg := ControlMessage{Flushed: &FlushedCheckpoint{Ref: ref, Ranges: cp.Ranges, Results: results, Records: cp.Records, Oldest: cp.Oldest}}
 	_, epoch, _ := st.role()
+	stopping := s.stopping
+	var giveUp <-chan time.Time
 	for {
 		if err := st.link.Publish(s.ctx, msg); err != nil {
 			if s.ctx.Err() != nil {
@@ -71,6 +86,11 @@ func (s *session) awaitAnswer(cp Checkpoint) error {
 			case <-changed:
 			case <-resend.C:
 				wait = false
+			case <-stopping:
+				stopping, giveUp = nil, time.After(stopAnswerWait)
+			case <-giveUp:
+				resend.Stop()
+				return fmt.Errorf("%w: checkpoint %d within %s of the stop", errUnanswered, cp.ID, stopAnswerWait)
 			case <-s.ctx.Done():
 				resend.Stop()
 				return s.ctx.Err()

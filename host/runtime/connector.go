@@ -358,6 +358,10 @@ func (c *Connector) sessions(ctx context.Context) error {
 			return nil
 		case errors.Is(err, errSinkLost):
 			c.logger.Warn("sink process lost: uncommitted checkpoints dropped; resuming every task from the sink's frontier", "error", err)
+		case errors.Is(err, errUnanswered) && c.stopping():
+			c.logger.Warn("stopped with checkpoints the committer did not answer (it may have died); whoever runs these tasks next reads them again from the committed frontier",
+				"error", err)
+			return nil
 		case errors.Is(err, errCommitterArrived):
 			c.logger.Info("this worker now commits the connector's checkpoints; reopening the sink to read the table's frontier")
 			gen--

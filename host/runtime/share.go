@@ -66,8 +66,9 @@ type shareState struct {
 	// answered is closed and replaced on every answer.
 	answered chan struct{}
 	// inbox holds flushed checkpoints for the committer, while this
-	// worker is the committer.
-	inbox   []FlushedCheckpoint
+	// worker is the committer, by checkpoint: a repeat replaces the
+	// first, so a committer held up (an outage) holds one copy of each.
+	inbox   map[CheckpointRef]FlushedCheckpoint
 	inboxCh chan struct{} // a token when inbox grew
 }
 
@@ -85,6 +86,7 @@ func newShareState(sh Share) *shareState {
 		frontier: map[string]int64{},
 		outcomes: map[CheckpointRef]outcome{},
 		answered: make(chan struct{}),
+		inbox:    map[CheckpointRef]FlushedCheckpoint{},
 		inboxCh:  make(chan struct{}, 1),
 	}
 	st.set(sh)
@@ -102,7 +104,7 @@ func (st *shareState) set(sh Share) {
 	}
 	st.committer, st.committerEpoch = sh.Committer, sh.CommitterEpoch
 	if !st.committer {
-		st.inbox = nil
+		clear(st.inbox)
 	}
 	close(st.changed)
 	st.changed = make(chan struct{})
@@ -147,7 +149,7 @@ func (c *Connector) receiveControl(ctx context.Context) {
 		case m.Flushed != nil:
 			st.mu.Lock()
 			if st.committer {
-				st.inbox = append(st.inbox, *m.Flushed)
+				st.inbox[m.Flushed.Ref] = *m.Flushed
 				select {
 				case st.inboxCh <- struct{}{}:
 				default:
@@ -211,8 +213,8 @@ func (st *shareState) forgetSession(id string) {
 func (st *shareState) takeInbox() []FlushedCheckpoint {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	in := st.inbox
-	st.inbox = nil
+	in := slices.Collect(maps.Values(st.inbox))
+	clear(st.inbox)
 	return in
 }
 

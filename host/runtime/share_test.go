@@ -253,7 +253,9 @@ func TestClusterCommitterAndTaskMove(t *testing.T) {
 	waitFor(t, "commits by the new committer", func() bool { return ce.committed() > before+500 })
 	waitFor(t, "maintenance beside the new committer", func() bool { return ce.workers["b"].fp.starts(sdk.KindMaintenance) > 0 })
 
-	if !slices.ContainsFunc(ce.hub.messages(), func(m ControlMessage) bool { return m.Answer != nil && m.Answer.Committer == "b" && m.Answer.Commit > 0 }) {
+	if !slices.ContainsFunc(ce.hub.messages(), func(m ControlMessage) bool {
+		return m.Answer != nil && m.Answer.Committer == "b" && m.Answer.Commit > 0
+	}) {
 		t.Fatal("no commit answered by b, the new committer")
 	}
 
@@ -324,7 +326,9 @@ func TestClusterAnswerLostIsAskedAgain(t *testing.T) {
 	}
 }
 
-func rng(p string, from, next int64) sdk.Range { return sdk.Range{Partition: p, From: from, Next: next} }
+func rng(p string, from, next int64) sdk.Range {
+	return sdk.Range{Partition: p, From: from, Next: next}
+}
 
 func flushed(worker, session string, id uint64, ranges ...sdk.Range) FlushedCheckpoint {
 	return FlushedCheckpoint{Ref: CheckpointRef{Worker: worker, Session: session, Checkpoint: id}, Ranges: ranges}
@@ -412,5 +416,34 @@ func TestPlanRequestMergesRanges(t *testing.T) {
 	want := []sdk.Range{rng("t/0", 100, 170), rng("t/1", 0, 5)}
 	if req.Checkpoint != 12 || !slices.Equal(req.Ranges, want) || len(req.Results) != 2 || req.Results[1].Checkpoint != 2 {
 		t.Fatalf("request %+v; want commit 12 with ranges %v and both results", req, want)
+	}
+}
+
+// A worker that stops while no committer answers (it died with the
+// worker's checkpoints unanswered) stops within stopAnswerWait, without
+// failing: its tasks' records are read again from the frontier by
+// whoever runs them next.
+func TestClusterStopWithoutCommitter(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 20, readDelay: time.Millisecond}
+	ce := newClusterEnv(t, src, nil)
+	ctx := context.Background()
+	b := ce.start(ctx, "b", []int{1}, false, nil)
+	waitFor(t, "b publishing checkpoints", func() bool {
+		return slices.ContainsFunc(ce.hub.messages(), func(m ControlMessage) bool { return m.Flushed != nil })
+	})
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := b.Stop(sctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if took := time.Since(start); took > stopAnswerWait+5*time.Second {
+		t.Fatalf("stop took %s; want about stopAnswerWait (%s)", took, stopAnswerWait)
+	}
+	if st := b.Status(); st.State == StateFailed {
+		t.Fatalf("the worker failed: %s", st.Trace)
+	}
+	if n := ce.committed(); n != 0 {
+		t.Fatalf("%d rows committed without a committer", n)
 	}
 }

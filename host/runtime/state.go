@@ -179,6 +179,9 @@ func (c *Connector) RestartTask(ctx context.Context, i int) error {
 	if i < 0 || i >= c.settings.Tasks {
 		return fmt.Errorf("connector %s has no task %d (tasks.max is %d)", c.opts.Name, i, c.settings.Tasks)
 	}
+	if !c.runsTask(i) {
+		return fmt.Errorf("connector %s: task %d runs on another worker of the cluster; restart it there", c.opts.Name, i)
+	}
 	select {
 	case <-c.done:
 		return fmt.Errorf("connector %s has ended; restart the connector instead", c.opts.Name)
