@@ -41,6 +41,12 @@ type cluster struct {
 // i mod workers (the leader answers, forwarded to it when it is another).
 func newCluster(t *testing.T, ctx context.Context, env harness.Env, workers, n int) *cluster {
 	t.Helper()
+	return newClusterWith(t, ctx, env, workers, n, nil)
+}
+
+// newClusterWith is newCluster with extra connector keys.
+func newClusterWith(t *testing.T, ctx context.Context, env harness.Env, workers, n int, extra map[string]string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, env: env, ctx: ctx, byID: map[string]*harness.Floe{}, keys: harness.ClusterKeys(env), namespace: harness.UniqueName("e2e_dist")}
 	var ws []*harness.Floe
 	for i := range workers {
@@ -63,6 +69,7 @@ func newCluster(t *testing.T, ctx context.Context, env harness.Env, workers, n i
 			"iceberg.catalog.uri":       env.PostgresURL,
 			"iceberg.catalog.warehouse": warehouse,
 		}}
+		maps.Copy(conn.Config, extra)
 		harness.CreateWhenLed(t, ctx, ws[i%len(ws)], conn)
 		c.conns = append(c.conns, conn)
 		c.refs = append(c.refs, harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: warehouse, Name: table})
@@ -82,24 +89,39 @@ func (c *cluster) other(not ...string) (string, *harness.Floe) {
 }
 
 // owner waits until the connector's status, read through reader, is
-// RUNNING with its tasks on one worker that is none of not, and returns
-// that worker.
+// RUNNING with its committer and every task on workers that are none of
+// not, and returns the committer's worker (the connector's worker_id).
 func (c *cluster) owner(name string, reader *harness.Floe, not ...string) string {
 	c.t.Helper()
 	var id string
-	reader.WaitStatus(c.ctx, name, fmt.Sprintf("RUNNING on a worker other than %v", not), false, func(s harness.ConnectorStatus) bool {
+	reader.WaitStatus(c.ctx, name, fmt.Sprintf("RUNNING on workers other than %v", not), false, func(s harness.ConnectorStatus) bool {
 		id = s.Connector.WorkerID
 		if !s.Running() || slices.Contains(not, id) || c.byID[id] == nil {
 			return false
 		}
 		for _, task := range s.Tasks {
-			if task.WorkerID != id {
+			if slices.Contains(not, task.WorkerID) || c.byID[task.WorkerID] == nil {
 				return false
 			}
 		}
 		return true
 	})
 	return id
+}
+
+// taskWorkers returns the workers the connector's tasks run on, read
+// through reader.
+func (c *cluster) taskWorkers(name string, reader *harness.Floe) map[string]bool {
+	c.t.Helper()
+	st, err := reader.API.Status(c.ctx, name)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ws := map[string]bool{}
+	for _, task := range st.Tasks {
+		ws[task.WorkerID] = true
+	}
+	return ws
 }
 
 // committed is the sum of the connector's committed offsets, read
@@ -221,6 +243,60 @@ func TestDistributedFailover(t *testing.T) {
 	c.stopAndCheck(first, leader)
 }
 
+// TestDistributedTasksSpread runs one connector with three tasks on a
+// cluster of three workers: it is created through worker-a and its status
+// read through worker-c; its tasks run on all three workers, each worker
+// reading its own partitions and writing its own files, and one committer
+// commits every worker's checkpoints. Then a worker without the
+// committer is killed (its task moves, the others keep committing), then
+// the committer's worker (the committer moves). The table must hold
+// every record of its frontier once, with checkpoints, positions and
+// committer epochs that never went back.
+func TestDistributedTasksSpread(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.Postgres, harness.Plugin("datagen"),
+		harness.Plugin("partitioners"), harness.Plugin("iceberg"), harness.Readers)
+	ctx := harness.Context(t, 8*time.Minute)
+	c := newClusterWith(t, ctx, env, 3, 1, map[string]string{"tasks.max": "3", "datagen.partitions": "6", "datagen.rate": "1500"})
+	name := c.conns[0].Name
+	reader := c.byID["worker-c"]
+	committer := c.owner(name, reader)
+	ws := c.taskWorkers(name, reader)
+	t.Logf("%s: committer on %s, tasks on %v", name, committer, slices.Sorted(maps.Keys(ws)))
+	if len(ws) != 3 {
+		t.Fatalf("the tasks run on %d workers (%v); want all three", len(ws), ws)
+	}
+	before := c.progressing(name, reader, 0, "first commits of every worker's checkpoints")
+	if !c.byID[committer].LogContains("committing the connector's checkpoints for the cluster") {
+		t.Errorf("%s does not log that it commits for the cluster", committer)
+	}
+
+	var other string
+	for _, id := range slices.Sorted(maps.Keys(c.byID)) {
+		if id != committer {
+			other = id
+			break
+		}
+	}
+	killed := time.Now()
+	c.byID[other].Kill()
+	_, via := c.other(other)
+	if got := c.owner(name, via, other); got != committer {
+		t.Errorf("the committer moved from %s to %s when %s (without it) was killed", committer, got, other)
+	}
+	t.Logf("killed %s (no committer): RUNNING on the others after %s", other, time.Since(killed).Round(100*time.Millisecond))
+	before = c.progressing(name, via, before, name+" committing without "+other)
+
+	killed = time.Now()
+	c.byID[committer].Kill()
+	last, lastW := c.other(other, committer)
+	if got := c.owner(name, lastW, other, committer); got != last {
+		t.Errorf("committer on %s, want %s, the last worker", got, last)
+	}
+	t.Logf("killed %s (the committer's): RUNNING on %s after %s", committer, last, time.Since(killed).Round(100*time.Millisecond))
+	c.progressing(name, lastW, before, name+" committing on "+last)
+	c.stopAndCheck(other, committer)
+}
+
 // TestDistributedZombieAndRollingRestart freezes the worker of a
 // connector (SIGSTOP of it and its plugins) past the session timeout, so
 // the connector moves; then thaws it (a zombie that still runs the
@@ -250,7 +326,7 @@ func TestDistributedZombieAndRollingRestart(t *testing.T) {
 	}
 	t.Logf("thawed %s", frozenID)
 	zombie.WaitFor(ctx, "the thawed worker to stop its copy of "+c.conns[0].Name, func(context.Context) (bool, string, error) {
-		return zombie.LogContains(`connector placed on another worker; stopping it here.*` + c.conns[0].Name), "", nil
+		return zombie.LogContains(`(connector placed on another worker; stopping it here|the connector's committer moved to another worker).*` + c.conns[0].Name), "", nil
 	})
 	c.progressing(c.conns[0].Name, c.byID[heir], c.committed(c.conns[0].Name, c.byID[heir]), c.conns[0].Name+" still committing on "+heir)
 
@@ -329,6 +405,9 @@ func checkDatagenTable(t *testing.T, env harness.Env, ref harness.TableRef, conn
 		t.Fatal(err)
 	}
 	t.Logf("%s: %d rows in %d floe commits, frontier %v", ref.Name, py.Rows, commits, frontier)
+	if err := md.CheckLineage(conn.Name); err != nil {
+		t.Errorf("%s: %v", ref.Name, err)
+	}
 	if got := harness.SumFrontier(frontier); got != py.Rows || py.Rows == 0 {
 		t.Errorf("%s: committed frontier sums to %d, the table holds %d rows", ref.Name, got, py.Rows)
 	}
@@ -452,6 +531,59 @@ func TestDistributedBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		expect(t, run(t, group, nil), group+"-status", "compact")
+	})
+}
+
+// TestDistributedWorkerWithoutPlugin runs a cluster of two workers, one
+// of which lacks the datagen plugin: a datagen connector created through
+// it runs wholly on the other (tasks and committer), and its status read
+// through the lacking worker is the other's, not its own refusal. Once
+// the worker that can run it stops, the connector is placed nowhere and
+// its status says which worker lacks what.
+func TestDistributedWorkerWithoutPlugin(t *testing.T) {
+	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.Postgres, harness.Plugin("datagen"),
+		harness.Plugin("partitioners"), harness.Plugin("iceberg"))
+	ctx := harness.Context(t, 5*time.Minute)
+	keys := harness.ClusterKeys(env)
+	lacking := t.TempDir()
+	entries, err := os.ReadDir(env.PluginDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "floe-plugin-datagen" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(env.PluginDir(), e.Name()), filepath.Join(lacking, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, a := harness.StartWorker(t, env, keys, 0)
+	bKeys := maps.Clone(keys)
+	bKeys["plugin.path"] = lacking
+	_, b := harness.StartWorker(t, env, bKeys, 1)
+	c := &cluster{t: t, env: env, ctx: ctx, byID: map[string]*harness.Floe{"worker-a": a, "worker-b": b}, keys: keys}
+	conn := harness.Connector{Name: "needs-datagen", Config: map[string]string{
+		"connector.class": "iceberg", "source": "datagen", "datagen.rate": "500", "tasks.max": "2",
+		"commit.interval.ms": "500", "iceberg.tables": harness.UniqueName("e2e_plugin") + ".orders",
+		"iceberg.catalog.type": "sql", "iceberg.catalog.uri": env.PostgresURL,
+		"iceberg.catalog.warehouse": "file://" + filepath.Join(t.TempDir(), "warehouse"),
+	}}
+	harness.CreateWhenLed(t, ctx, b, conn)
+	if got := c.owner(conn.Name, b, "worker-b"); got != "worker-a" {
+		t.Fatalf("committer on %s, want worker-a", got)
+	}
+	if ws := c.taskWorkers(conn.Name, b); len(ws) != 1 || !ws["worker-a"] {
+		t.Fatalf("tasks on %v, want all on worker-a (worker-b has no datagen)", ws)
+	}
+	c.progressing(conn.Name, b, 0, "commits on worker-a, read through worker-b")
+	if b.LogContains(`connector placed on this worker; starting it[^\n]*` + conn.Name) {
+		t.Errorf("worker-b, which lacks datagen, was given part of %s", conn.Name)
+	}
+
+	a.Stop()
+	b.WaitStatus(ctx, conn.Name, "FAILED on worker-b naming the missing plugin", false, func(s harness.ConnectorStatus) bool {
+		return s.Connector.State == "FAILED" && strings.Contains(s.Connector.Trace, "worker-b") && strings.Contains(s.Connector.Trace, "datagen")
 	})
 }
 

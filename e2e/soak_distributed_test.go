@@ -232,10 +232,10 @@ func (d *distSoak) pick(not int) int {
 	return ids[d.rng.IntN(len(ids))]
 }
 
-// owner waits until the connector is RUNNING with its tasks on one
-// running worker other than not (-1: any), read through another running
-// worker; the rig then reads through the owner. It returns the owner's
-// index.
+// owner waits until the connector is RUNNING with its committer and
+// every task on running workers other than not (-1: any), read through
+// another running worker; the rig then reads through the committer's
+// worker, the owner. It returns the owner's index.
 func (d *distSoak) owner(not int) int {
 	d.t.Helper()
 	via := d.pick(not)
@@ -252,7 +252,13 @@ func (d *distSoak) owner(not int) int {
 			return false
 		}
 		for _, task := range s.Tasks {
-			if task.WorkerID != s.Connector.WorkerID {
+			t := -1
+			for i := range d.r.workers {
+				if harness.WorkerID(i) == task.WorkerID {
+					t = i
+				}
+			}
+			if t < 0 || t == not || !d.r.workers[t].Running() {
 				return false
 			}
 		}

@@ -140,13 +140,14 @@ func Distributed(t *T, o Options, rep *Report) {
 				perM = F(c.CPU.Seconds()/(float64(c.Records)/1e6), 1)
 			}
 			rows = append(rows, []string{c.What, F(c.Window.Seconds(), 0), Num(float64(c.Records)), F(c.CPU.Seconds(), 1), F(c.OwnerCPU.Seconds(), 1),
-				F((c.CPU - c.OwnerCPU).Seconds(), 1), perM, Num(c.perMinute("configs")), Num(c.perMinute("status")), Num(c.perMinute("offsets")), "none (printed)", "–"})
+				F((c.CPU - c.OwnerCPU).Seconds(), 1), perM, Num(c.perMinute("configs")), Num(c.perMinute("status")), Num(c.perMinute("offsets")),
+				Num(c.perMinute("control")), c.perCommit(), "none (printed)", "–"})
 		}
 		rep.Para("**Cost**: over a steady window, polled only through the connector's worker (a poll through another worker is forwarded to it and would add that worker's REST work), the CPU time (`/proc/<pid>/stat`, user + system) of every worker process and its plugin processes, and the records the connector committed in it; " +
 			"then the key and value bytes written to the cluster's internal topics in the window (read back from the topics, transaction markers not counted), per minute. " +
 			"First with the three workers (before the kills), then with one (the two others stopped with SIGTERM, the connector on worker-a).")
-		rep.Table([]string{"workers", "window s", "records", "CPU s, all", "CPU s, connector's worker", "CPU s, other workers", "CPU s / M records",
-			"configs B/min", "status B/min", "offsets B/min", "target", "verdict"}, rows)
+		rep.Table([]string{"workers", "window s", "records", "CPU s, all", "CPU s, committer's worker", "CPU s, other workers", "CPU s / M records",
+			"configs B/min", "status B/min", "offsets B/min", "control B/min", "control B/commit", "target", "verdict"}, rows)
 		rep.Para("Load average after the one-worker window: %s.", costLoad)
 	}
 
@@ -231,9 +232,10 @@ func (d *distRun) survivor(id string) string {
 	return ""
 }
 
-// owner waits until the connector is RUNNING with every task on one
-// running worker other than not, read through a running worker other
-// than not, and returns that worker.
+// owner waits until the connector is RUNNING with its committer and
+// every task on running workers other than not, read through a running
+// worker other than not, and returns the committer's worker (the
+// connector's worker_id).
 func (d *distRun) owner(name, not string) (string, error) {
 	return d.waitOwner(name, not, func(string) bool { return true })
 }
@@ -259,7 +261,7 @@ func (d *distRun) waitOwner(name, not string, ok func(string) bool) (string, err
 		} else {
 			last = st.Summary()
 			id := st.Connector.WorkerID
-			if st.Running() && id != not && d.workers[id] != nil && d.workers[id].Running() && ok(id) && tasksOn(st, id) {
+			if st.Running() && id != not && d.workers[id] != nil && d.workers[id].Running() && ok(id) && d.tasksRunning(st, not) {
 				return id, nil
 			}
 		}
@@ -268,9 +270,12 @@ func (d *distRun) waitOwner(name, not string, ok func(string) bool) (string, err
 	return "", fmt.Errorf("%s not RUNNING on one worker (other than %q) within 2 min: %s", name, not, last)
 }
 
-func tasksOn(st harness.ConnectorStatus, id string) bool {
+// tasksRunning reports whether every task runs on a running worker
+// other than not.
+func (d *distRun) tasksRunning(st harness.ConnectorStatus, not string) bool {
 	for _, task := range st.Tasks {
-		if task.WorkerID != id {
+		w := d.workers[task.WorkerID]
+		if task.WorkerID == not || w == nil || !w.Running() {
 			return false
 		}
 	}
@@ -347,8 +352,18 @@ type distCost struct {
 	Records       int64
 	CPU, OwnerCPU time.Duration
 	// Bytes are the internal topics' key and value bytes written in the
-	// window, by topic kind (configs, status, offsets).
+	// window, by topic kind (configs, status, offsets, control).
 	Bytes map[string]int64
+	// Commits are the connector's commits in the window.
+	Commits int64
+}
+
+// perCommit is the control topic's bytes per commit.
+func (c distCost) perCommit() string {
+	if c.Commits == 0 {
+		return "–"
+	}
+	return Num(float64(c.Bytes["control"]) / float64(c.Commits))
 }
 
 func (c distCost) perMinute(kind string) float64 {
@@ -378,13 +393,15 @@ func (d *distRun) cost(name, what string) (distCost, error) {
 		defer w.Pause(false)
 	}
 	time.Sleep(2 * time.Second)
-	topics := map[string]string{"configs": d.keys["config.storage.topic"], "status": d.keys["status.storage.topic"], "offsets": d.keys["offset.storage.topic"]}
+	topics := map[string]string{"configs": d.keys["config.storage.topic"], "status": d.keys["status.storage.topic"], "offsets": d.keys["offset.storage.topic"],
+		"control": d.keys["control.topic"]}
 	ends0 := map[string]map[int32]int64{}
 	for kind, topic := range topics {
 		if ends0[kind], err = harness.EndOffsets(d.ctx, d.env, topic); err != nil {
 			return c, err
 		}
 	}
+	commits0 := d.commits(name, owner)
 	start := time.Now()
 	cpu0 := d.treeCPU()
 	sum0 := fw.At(start).Sum
@@ -393,6 +410,7 @@ func (d *distRun) cost(name, what string) (distCost, error) {
 	cpu1 := d.treeCPU()
 	sum1 := fw.At(end).Sum
 	c.Window, c.Records = end.Sub(start), sum1-sum0
+	c.Commits = d.commits(name, owner) - commits0
 	for id := range cpu1 {
 		delta := sumCPU(CPUDelta(cpu0[id], cpu1[id]))
 		c.CPU += delta
@@ -419,6 +437,18 @@ func (d *distRun) cost(name, what string) (distCost, error) {
 	d.t.Logf("cost, %s: %d records in %s, CPU %s (%s on %s), internal bytes %v", what, c.Records, c.Window.Round(time.Millisecond),
 		c.CPU.Round(10*time.Millisecond), c.OwnerCPU.Round(10*time.Millisecond), owner, c.Bytes)
 	return c, nil
+}
+
+// commits is the connector's commit count as its committer's worker
+// reports it (0 when it cannot be read).
+func (d *distRun) commits(name, owner string) int64 {
+	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	defer cancel()
+	st, err := d.workers[owner].API.Status(ctx, name)
+	if err != nil || st.Floe == nil {
+		return 0
+	}
+	return st.Floe.Commits
 }
 
 // ownerNow is the connector's worker now ("" when unknown).
@@ -536,10 +566,11 @@ func (d *distRun) rebalances(first harness.Connector) ([]distEvent, distEvent, e
 		for _, n := range names {
 			if after[n] != before[n] {
 				e.Moved = append(e.Moved, fmt.Sprintf("%s (%s → %s)", n, before[n], after[n]))
-				watchOn(n, after[n])
+				committer, _, _ := strings.Cut(after[n], ":")
+				watchOn(n, committer)
 				x, err := watches[n].Wait(time.Now(), 2*time.Minute, func(frontierSample) bool { return true })
 				if err != nil {
-					return events, distEvent{}, fmt.Errorf("%s: no frontier of %s through %s: %w", e.What, n, after[n], err)
+					return events, distEvent{}, fmt.Errorf("%s: no frontier of %s through %s: %w", e.What, n, committer, err)
 				}
 				from := x.Sum
 				if _, err := watches[n].Wait(time.Now(), 2*time.Minute, func(x frontierSample) bool { return x.Sum > from }); err != nil {
@@ -586,8 +617,9 @@ func complete(placed map[string]string, names []string) bool {
 	return true
 }
 
-// placement is each connector's worker, read through worker-a; a
-// connector not RUNNING on one worker maps to "".
+// placement is each connector's placement, read through worker-a: its
+// committer's worker, then its tasks' workers in task order
+// ("worker-a: worker-a worker-b"); a connector not RUNNING maps to "".
 func (d *distRun) placement(names []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, n := range names {
@@ -597,8 +629,12 @@ func (d *distRun) placement(names []string) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("status of %s: %w", n, err)
 		}
-		if st.Running() && tasksOn(st, st.Connector.WorkerID) {
-			out[n] = st.Connector.WorkerID
+		if st.Running() && d.tasksRunning(st, "") {
+			ws := make([]string, len(st.Tasks))
+			for i, task := range st.Tasks {
+				ws[i] = task.WorkerID
+			}
+			out[n] = st.Connector.WorkerID + ": " + strings.Join(ws, " ")
 		}
 	}
 	return out, nil

@@ -28,6 +28,8 @@ func ClusterKeys(env Env) map[string]string {
 		"config.storage.replication.factor": rf,
 		"offset.storage.replication.factor": rf,
 		"status.storage.replication.factor": rf,
+		"control.topic":                     group + "-control",
+		"control.topic.replication.factor":  rf,
 		"offset.storage.partitions":         "3",
 		"status.storage.partitions":         "2",
 		"session.timeout.ms":                "6000",

@@ -167,6 +167,11 @@ func StartFloe(t testing.TB, env Env, opts Options) *Floe {
 		"plugin.path": env.PluginDir(),
 		"data.dir":    f.DataDir,
 	}
+	// FLOE_E2E_LOG_LEVEL (DEBUG, …) raises every worker's log level, to
+	// investigate a failure from its run folder's floe.log.
+	if l := os.Getenv("FLOE_E2E_LOG_LEVEL"); l != "" {
+		worker["log.level"] = l
+	}
 	if opts.WatchConfigDir {
 		f.ConfigDir = filepath.Join(dir, "connectors")
 		worker["config.dir"] = f.ConfigDir

@@ -418,6 +418,53 @@ func (m TableMetadata) Frontier(connector string) (map[string]int64, int, error)
 	return frontier, commits, nil
 }
 
+// CheckLineage checks the connector's commits in the current lineage,
+// oldest first: every floe.checkpoint is above the one before, every
+// partition's position in floe.offsets never goes back (and a commit
+// keeps every partition the one before had), and floe.committer.epoch
+// never goes back. A commit that applied a user's offset override
+// (floe.offsets.reset) may move positions anywhere.
+func (m TableMetadata) CheckLineage(connector string) error {
+	lineage := m.Lineage()
+	var prev map[string]int64
+	var prevCkpt, prevEpoch int64
+	for i := len(lineage) - 1; i >= 0; i-- {
+		s := lineage[i]
+		if s.Summary["floe.connector"] != connector {
+			continue
+		}
+		var offs map[string]int64
+		if err := json.Unmarshal([]byte(s.Summary["floe.offsets"]), &offs); err != nil {
+			return fmt.Errorf("snapshot %d: floe.offsets: %w", s.SnapshotID, err)
+		}
+		ckpt, err := strconv.ParseInt(s.Summary["floe.checkpoint"], 10, 64)
+		if err != nil {
+			return fmt.Errorf("snapshot %d: floe.checkpoint %q: %w", s.SnapshotID, s.Summary["floe.checkpoint"], err)
+		}
+		epoch, err := strconv.ParseInt(s.Summary["floe.committer.epoch"], 10, 64)
+		if err != nil {
+			return fmt.Errorf("snapshot %d: floe.committer.epoch %q: %w", s.SnapshotID, s.Summary["floe.committer.epoch"], err)
+		}
+		if prev != nil {
+			if ckpt <= prevCkpt {
+				return fmt.Errorf("snapshot %d: checkpoint %d after checkpoint %d", s.SnapshotID, ckpt, prevCkpt)
+			}
+			if epoch < prevEpoch {
+				return fmt.Errorf("snapshot %d: committer epoch %d after epoch %d: a superseded committer committed", s.SnapshotID, epoch, prevEpoch)
+			}
+			if s.Summary["floe.offsets.reset"] != "true" {
+				for p, n := range prev {
+					if got, ok := offs[p]; !ok || got < n {
+						return fmt.Errorf("snapshot %d (checkpoint %d): partition %s went from %d back to %d", s.SnapshotID, ckpt, p, n, got)
+					}
+				}
+			}
+		}
+		prev, prevCkpt, prevEpoch = offs, ckpt, epoch
+	}
+	return nil
+}
+
 // SumFrontier adds a frontier's positions.
 func SumFrontier(f map[string]int64) int64 {
 	var n int64

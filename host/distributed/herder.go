@@ -27,7 +27,9 @@ import (
 // assignment's format and the control topic's messages. A worker of
 // another protocol joins the group but gets no work, and the leader logs
 // why. 2: connectors' tasks spread over workers with one committer each.
-const Protocol = 2
+// 3: a flushed checkpoint names the partitions that start at their
+// source's origin (a committer of 2 would take any new partition).
+const Protocol = 3
 
 // tick is how often the herder looks again without being woken: a
 // missed wake-up (a member record written just after a read) costs at

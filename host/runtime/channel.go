@@ -16,6 +16,10 @@ type Checkpoint struct {
 	// Ranges holds, per source partition that advanced, what the
 	// checkpoint covers; each From is the previous checkpoint's Next.
 	Ranges []sdk.Range
+	// Origins lists the partitions whose range starts where the source
+	// began on its own: no position was known for them, so nothing of
+	// them was committed or read before in this session.
+	Origins []string
 	// Results are the writers' descriptions of their files, for Commit.
 	Results []sdk.WriteResult
 	Records int64

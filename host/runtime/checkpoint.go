@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -45,9 +46,17 @@ func (s *session) barrier() error {
 		return nil
 	}
 	slices.SortFunc(ranges, func(a, b sdk.Range) int { return strings.Compare(a.Partition, b.Partition) })
+	var origins []string
+	for _, r := range ranges {
+		if s.origins[r.Partition] {
+			origins = append(origins, r.Partition)
+		}
+	}
+	clear(s.origins)
 	cp := Checkpoint{
 		ID:      s.epoch,
 		Ranges:  ranges,
+		Origins: origins,
 		Records: s.epochRecords,
 		Bytes:   s.epochBytes,
 		Oldest:  s.epochOldest,
@@ -154,7 +163,7 @@ func (s *session) commit(cp Checkpoint) error {
 	s.runnersMu.Unlock()
 	if s.c.share == nil {
 		s.c.setCommitted(committed, cp.ID)
-		s.storeCommitted(committed, cp.ID, now, override != nil)
+		s.storeCommitted(s.ctx, committed, cp.ID, now, override != nil)
 	}
 
 	// The token goes back only now: end of input is declared when no
@@ -191,8 +200,8 @@ func (s *session) noteCommit(cp Checkpoint, tcs []sdk.TableCommit, start, now ti
 // storeCommitted stores the offsets of a commit, and deletes the user's
 // offset override once a commit carried it. Both are records only: the
 // sink holds the truth.
-func (s *session) storeCommitted(committed map[string]int64, id uint64, at time.Time, overrideSpent bool) {
-	ctx, cancel := s.c.closeCtx(s.ctx)
+func (s *session) storeCommitted(ctx context.Context, committed map[string]int64, id uint64, at time.Time, overrideSpent bool) {
+	ctx, cancel := s.c.closeCtx(ctx)
 	defer cancel()
 	if err := s.c.opts.Offsets.PutCommitted(ctx, s.c.opts.Name, store.Committed{
 		Checkpoint: id, Positions: committed, CommittedAt: at,

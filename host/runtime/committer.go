@@ -55,7 +55,8 @@ func (s *session) awaitAnswer(cp Checkpoint) error {
 	for i := range results {
 		results[i].Checkpoint = cp.ID
 	}
-	msg := ControlMessage{Flushed: &FlushedCheckpoint{Ref: ref, Ranges: cp.Ranges, Results: results, Records: cp.Records, Oldest: cp.Oldest}}
+	msg := ControlMessage{Flushed: &FlushedCheckpoint{Ref: ref, Ranges: cp.Ranges, Origins: cp.Origins, Results: results, Records: cp.Records, Oldest: cp.Oldest}}
+	s.c.logger.Debug("checkpoint published for the committer", "checkpoint", ref.String(), "ranges", describeRanges(cp.Ranges))
 	_, epoch, _ := st.role()
 	stopping := s.stopping
 	var giveUp <-chan time.Time
@@ -105,11 +106,11 @@ func (s *session) awaitAnswer(cp Checkpoint) error {
 // worker takes it; the checkpoints waiting here are published to it
 // again by their workers), and may come back: then the session ends
 // (errCommitterArrived) so a new one reads the table's frontier.
-func (s *session) clusterCommitter() {
+func (s *session) clusterCommitter(ctx context.Context) {
 	st := s.c.share
 	committer, _, changed := st.role()
 	if committer {
-		ctx, cancel := context.WithCancel(s.ctx)
+		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -133,7 +134,7 @@ func (s *session) clusterCommitter() {
 	for {
 		select {
 		case <-changed:
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		}
 		if committer, _, changed = st.role(); committer {
@@ -186,10 +187,12 @@ func (s *session) commitForCluster(ctx context.Context) error {
 				continue
 			}
 			if f.Ref.Worker == st.worker && f.Ref.Session != s.id {
+				c.logger.Debug("dropped a checkpoint of this worker's ended session", "checkpoint", f.Ref.String())
 				continue // a session of this worker that ended: no one waits
 			}
 			switch n := newest[f.Ref.Worker]; {
 			case f.Ref.Session < n:
+				c.logger.Debug("dropped a checkpoint of a replaced session", "checkpoint", f.Ref.String())
 				continue // replaced by a newer session of its worker
 			case f.Ref.Session > n:
 				newest[f.Ref.Worker] = f.Ref.Session
@@ -204,6 +207,7 @@ func (s *session) commitForCluster(ctx context.Context) error {
 		plan := planCommit(frontier, slices.Collect(maps.Values(waiting)))
 		for _, r := range plan.refused {
 			delete(waiting, r.Ref)
+			c.logger.Info("refused a flushed checkpoint: what it covers is committed from other files", "checkpoint", r.Ref.String(), "reason", r.Reason)
 		}
 		if len(plan.chosen) == 0 || (!due && !covers(plan.workers(), lastWorkers)) {
 			if len(plan.refused) > 0 {
@@ -239,9 +243,10 @@ func (s *session) commitForCluster(ctx context.Context) error {
 		s.answer(ctx, a)
 		s.noteCommit(plan.checkpoint(commitID), tcs, start, now)
 		c.setCommitted(frontier, commitID)
-		s.storeCommitted(maps.Clone(frontier), commitID, now, override != nil)
+		s.storeCommitted(ctx, maps.Clone(frontier), commitID, now, override != nil)
 		override = nil
-		c.logger.Debug("cluster commit", "commit", commitID, "checkpoints", describeRefs(refs), "refused", len(plan.refused))
+		c.logger.Debug("cluster commit", "commit", commitID, "checkpoints", describeRefs(refs), "ranges", describeRanges(req.Ranges),
+			"refused", len(plan.refused))
 	}
 }
 
@@ -306,8 +311,10 @@ type commitPlan struct {
 }
 
 // planCommit picks from the waiting checkpoints those that continue
-// frontier: each of its ranges starts exactly at the frontier (or covers
-// a partition the frontier does not have yet); a checkpoint chosen moves
+// frontier: each of its ranges starts exactly at the frontier, or covers
+// a partition the frontier does not have yet from where its source began
+// (an origin: a range that continues a worker's uncommitted work instead
+// is refused, or rows before it would never be committed); a checkpoint chosen moves
 // the frontier to its ranges' ends, so that the next one of the same
 // worker can follow in the same commit. A checkpoint with a range that
 // starts below the frontier is refused: what it covers is committed from
@@ -333,6 +340,8 @@ func planCommit(frontier map[string]int64, waiting []FlushedCheckpoint) commitPl
 			for _, r := range f.Ranges {
 				at, ok := plan.next[r.Partition]
 				switch {
+				case !ok && !slices.Contains(f.Origins, r.Partition):
+					stale = fmt.Sprintf("partition %s has no committed position, and the checkpoint continues at %d from uncommitted work", r.Partition, r.From)
 				case !ok || r.From == at:
 				case r.From < at:
 					stale = fmt.Sprintf("partition %s is committed up to %d, the checkpoint starts at %d", r.Partition, at, r.From)
@@ -456,6 +465,15 @@ func (l *answerLog) put(ref CheckpointRef, a CommitAnswer) {
 		delete(l.byRef, l.order[0])
 		l.order = l.order[1:]
 	}
+}
+
+// describeRanges renders ranges for a log line.
+func describeRanges(rs []sdk.Range) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s[%d,%d)", r.Partition, r.From, r.Next)
+	}
+	return strings.Join(parts, " ")
 }
 
 // describeRefs renders refs for a log line.

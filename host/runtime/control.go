@@ -65,8 +65,12 @@ func compareRefs(a, b CheckpointRef) int {
 // FlushedCheckpoint is phase 1 of a checkpoint done on one worker: its
 // files are written and described; the committer registers them.
 type FlushedCheckpoint struct {
-	Ref     CheckpointRef     `json:"ref"`
-	Ranges  []sdk.Range       `json:"ranges"`
+	Ref    CheckpointRef `json:"ref"`
+	Ranges []sdk.Range   `json:"ranges"`
+	// Origins lists the partitions whose range starts where the source
+	// began on its own (Checkpoint.Origins): only such a range may bring
+	// a partition the frontier does not hold yet.
+	Origins []string          `json:"origins,omitempty"`
 	Results []sdk.WriteResult `json:"results"`
 	Records int64             `json:"records"`
 	// Oldest is when the checkpoint's oldest batch was received (for the

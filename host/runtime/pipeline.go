@@ -140,8 +140,10 @@ func (s *session) advance(task int, b client.Batch, received time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.base[b.Partition]; !ok {
-		// First batch of a partition the sink did not know.
+		// First batch of a partition the sink did not know: it starts
+		// where the source began on its own.
 		s.base[b.Partition] = b.From
+		s.origins[b.Partition] = true
 	}
 	s.accepted[b.Partition] = b.Next
 	s.owner[b.Partition] = task

@@ -47,6 +47,10 @@ type session struct {
 	// base is accepted as it was at the previous barrier: where the
 	// current checkpoint's ranges start.
 	base map[string]int64
+	// origins holds the partitions whose first batch of this session came
+	// since the last barrier, from where the source began on its own (no
+	// start position was known for them).
+	origins map[string]bool
 	// committed is the frontier of the last successful commit.
 	committed   map[string]int64
 	committedID uint64
@@ -139,6 +143,7 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 		epoch:       max(fr.Checkpoint, lastEpoch) + 1,
 		accepted:    maps.Clone(start),
 		base:        maps.Clone(start),
+		origins:     map[string]bool{},
 		committed:   maps.Clone(start),
 		committedID: fr.Checkpoint,
 		owner:       map[string]int{},
@@ -229,7 +234,7 @@ func (s *session) run(ctx context.Context) error {
 	if c.share != nil {
 		go func() {
 			defer close(clusterCommitterDone)
-			s.clusterCommitter()
+			s.clusterCommitter(s.ctx)
 		}()
 	} else {
 		close(clusterCommitterDone)
@@ -458,6 +463,8 @@ func (s *session) startPositions(ctx context.Context, partitions []string) map[s
 	for p, f := range known {
 		if a, ok := s.accepted[p]; (!ok || f > a) && s.base[p] == a && s.committed[p] == a {
 			s.accepted[p], s.base[p], s.committed[p] = f, f, f
+			delete(s.origins, p)
+			s.c.logger.Debug("partition starts at the cluster's committed frontier", "partition", p, "at", f, "accepted", a)
 		}
 	}
 	out := map[string]int64{}

@@ -334,6 +334,12 @@ func flushed(worker, session string, id uint64, ranges ...sdk.Range) FlushedChec
 	return FlushedCheckpoint{Ref: CheckpointRef{Worker: worker, Session: session, Checkpoint: id}, Ranges: ranges}
 }
 
+// origin marks partitions of f as starting where their source began.
+func origin(f FlushedCheckpoint, partitions ...string) FlushedCheckpoint {
+	f.Origins = partitions
+	return f
+}
+
 func TestPlanCommit(t *testing.T) {
 	frontier := map[string]int64{"t/0": 100, "t/1": 50}
 	for _, tc := range []struct {
@@ -381,12 +387,20 @@ func TestPlanCommit(t *testing.T) {
 		refused: []string{"b/s/1"},
 		next:    map[string]int64{"t/0": 120, "t/1": 50},
 	}, {
-		name: "a partition new to the frontier is taken as it comes",
+		name: "a partition new to the frontier is taken where its source began",
 		waiting: []FlushedCheckpoint{
-			flushed("a", "s", 1, rng("t/9", 7, 10)),
+			origin(flushed("a", "s", 1, rng("t/9", 7, 10)), "t/9"),
 		},
 		chosen: []string{"a/s/1"},
 		next:   map[string]int64{"t/0": 100, "t/1": 50, "t/9": 10},
+	}, {
+		name: "a partition new to the frontier that continues uncommitted work is refused",
+		waiting: []FlushedCheckpoint{
+			flushed("a", "s", 2, rng("t/9", 10, 20)),
+			origin(flushed("b", "s", 1, rng("t/0", 100, 110), rng("t/8", 0, 5)), "t/0"),
+		},
+		refused: []string{"a/s/2", "b/s/1"},
+		next:    map[string]int64{"t/0": 100, "t/1": 50},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := planCommit(frontier, tc.waiting)
@@ -410,7 +424,7 @@ func TestPlanCommit(t *testing.T) {
 func TestPlanRequestMergesRanges(t *testing.T) {
 	p := planCommit(map[string]int64{"t/0": 100}, []FlushedCheckpoint{
 		{Ref: CheckpointRef{Worker: "a", Session: "s", Checkpoint: 1}, Ranges: []sdk.Range{rng("t/0", 100, 150)}, Results: []sdk.WriteResult{{Writer: 0, Checkpoint: 1}}},
-		{Ref: CheckpointRef{Worker: "a", Session: "s", Checkpoint: 2}, Ranges: []sdk.Range{rng("t/0", 150, 170), rng("t/1", 0, 5)}, Results: []sdk.WriteResult{{Writer: 0, Checkpoint: 2}}},
+		{Ref: CheckpointRef{Worker: "a", Session: "s", Checkpoint: 2}, Ranges: []sdk.Range{rng("t/0", 150, 170), rng("t/1", 0, 5)}, Origins: []string{"t/1"}, Results: []sdk.WriteResult{{Writer: 0, Checkpoint: 2}}},
 	})
 	req := p.request(12)
 	want := []sdk.Range{rng("t/0", 100, 170), rng("t/1", 0, 5)}
