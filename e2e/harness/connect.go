@@ -75,10 +75,20 @@ type Progress struct {
 	WriterLoad         []float64 `json:"writer_load,omitempty"`
 	PluginRestarts     int64     `json:"plugin_restarts"`
 	// Restarts counts the restart policy's restarts of failed instances.
-	Restarts   int64 `json:"restarts"`
-	EndOfInput bool  `json:"end_of_input"`
+	Restarts int64 `json:"restarts"`
+	// Healing lists the failures the restart policy knows of.
+	Healing    []Healing `json:"healing,omitempty"`
+	EndOfInput bool      `json:"end_of_input"`
 	// Maintenance is set when the connector has a maintenance plugin.
 	Maintenance *MaintenanceSummary `json:"maintenance,omitempty"`
+}
+
+// Healing is the restart policy's view of one failed instance.
+type Healing struct {
+	Instance  string `json:"instance"` // "connector" or "task N"
+	Attempts  int    `json:"attempts"`
+	Permanent bool   `json:"permanent"`
+	GaveUp    bool   `json:"gave_up"`
 }
 
 // MaintenanceSummary is the "maintenance" member of floe's progress.

@@ -79,7 +79,10 @@ func (r *Reporter) produce(ctx context.Context, p *kafka.Producer, o Origin, rec
 				continue
 			}
 			r.forget(d)
-			return r.errorf("produce %s@%d: %w", rec.Partition, rec.Offset, err)
+			if errors.As(err, &kerr) && (kerr.IsFatal() || kerr.Code() == kafka.ErrFatal) {
+				r.retire(p)
+			}
+			return r.settle(r.errorf("produce %s@%d: %w", rec.Partition, rec.Offset, err), err)
 		}
 	}
 	var failed *delivery
@@ -101,7 +104,7 @@ func (r *Reporter) produce(ctx context.Context, p *kafka.Producer, o Origin, rec
 				r.forget(d)
 			}
 		}
-		return r.errorf("delivery of %s@%d failed: %w (check errors.deadletterqueue.producer.* and the broker)", failed.key.partition, failed.key.offset, failed.err)
+		return r.settle(r.errorf("delivery of %s@%d failed: %w (check errors.deadletterqueue.producer.* and the broker)", failed.key.partition, failed.key.offset, failed.err), failed.err)
 	}
 	return nil
 }

@@ -338,6 +338,9 @@ func TestReportNamesTheProducerError(t *testing.T) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
 	}
+	if errors.Is(err, sdk.ErrPermanent) {
+		t.Errorf("brokers that are down are an outage, but the error is marked permanent: %v", err)
+	}
 	if ctx.Err() != nil {
 		t.Errorf("the failure came after the caller's ctx ended: it would never reach the source")
 	}
@@ -462,6 +465,135 @@ func TestProduceOverSASL(t *testing.T) {
 	defer r.Close(ctx)
 	if err := r.Report(ctx, Origin{Connector: "orders"}, []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize"}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReportWithAWrongPasswordIsPermanent: the broker refusing the
+// producer's credentials fails the Report at once (not after the connect
+// timeout), marked permanent so that no restart retries it, naming what to
+// fix and not the password.
+func TestReportWithAWrongPasswordIsPermanent(t *testing.T) {
+	b := kclienttest.RequireSASL(t)
+	wrong := b.SASLPassword + "-wrong"
+	cfg, err := ParseConfig("orders", map[string]string{
+		KeyTolerance: "all", KeyTopic: fmt.Sprintf("floe-dlq-refused-%d", time.Now().UnixNano()), KeyReplicationFactor: "1",
+		"kafka.bootstrap.servers": b.SASLBootstrap, "kafka.security.protocol": "SASL_PLAINTEXT",
+		"kafka.sasl.mechanisms": "SCRAM-SHA-256", "kafka.sasl.username": b.SASLUser, "kafka.sasl.password": wrong,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := NewReporter(cfg, nil)
+	defer r.Close(ctx)
+	start := time.Now()
+	err = r.Report(ctx, Origin{Connector: "orders"}, []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize"}})
+	took := time.Since(start)
+	t.Logf("failed after %s: %v", took.Round(time.Millisecond), err)
+	if err == nil {
+		t.Fatal("a dead letter was stored with a wrong password")
+	}
+	if !errors.Is(err, sdk.ErrPermanent) {
+		t.Errorf("a refused password is not marked permanent: %v", err)
+	}
+	for _, want := range []string{"Authentication", "kafka.sasl.*", cfg.Topic} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), wrong) {
+		t.Errorf("the error shows the password: %v", err)
+	}
+	if took >= DefaultConnectTimeout {
+		t.Errorf("the refusal took %s, the whole connect timeout", took)
+	}
+}
+
+// TestRefusalsArePermanentOutagesAreNot: the broker's refusals of the
+// credentials or an ACL are permanent; outages, timeouts and fatal
+// errors are not (a fatal error retires the producer instead).
+func TestRefusalsArePermanentOutagesAreNot(t *testing.T) {
+	r := NewReporter(Config{Connector: "orders", Topic: "orders-dlq"}, nil)
+	base := errors.New("dead-letter queue orders-dlq: delivery failed")
+	for _, code := range []kafka.ErrorCode{kafka.ErrAuthentication, kafka.ErrSaslAuthenticationFailed, kafka.ErrUnsupportedSaslMechanism,
+		kafka.ErrTopicAuthorizationFailed, kafka.ErrClusterAuthorizationFailed, kafka.ErrTransactionalIDAuthorizationFailed} {
+		err := r.settle(base, kafka.NewError(code, code.String(), false))
+		if !errors.Is(err, sdk.ErrPermanent) || !errors.Is(err, base) || !strings.Contains(err.Error(), "WRITE and DESCRIBE on topic orders-dlq") {
+			t.Errorf("%v: %v; want a permanent error that keeps the cause and names the ACL", code, err)
+		}
+	}
+	for _, cause := range []error{
+		kafka.NewError(kafka.ErrAllBrokersDown, "1/1 brokers are down", false),
+		kafka.NewError(kafka.ErrTransport, "Connection refused", false),
+		kafka.NewError(kafka.ErrMsgTimedOut, "Local: Message timed out", false),
+		kafka.NewError(kafka.ErrNotLeaderForPartition, "Broker: Not leader for partition", false),
+		kafka.NewError(kafka.ErrRequestTimedOut, "Broker: Request timed out", false),
+		kafka.NewError(kafka.ErrFatal, "Local: Fatal error", false),
+		kafka.NewError(kafka.ErrOutOfOrderSequenceNumber, "Broker: out of order sequence number", true),
+		kafka.NewError(kafka.ErrAuthentication, oauthTokenFailure+": connect: connection refused", false),
+		context.DeadlineExceeded,
+	} {
+		if err := r.settle(base, cause); errors.Is(err, sdk.ErrPermanent) {
+			t.Errorf("%v is marked permanent: %v", cause, err)
+		}
+	}
+	// A refusal the producer reported makes a later timeout permanent:
+	// the deliveries time out because the broker refused the producer.
+	r.noteError(kafka.NewError(kafka.ErrAuthentication, "SASL authentication error: invalid credentials", false))
+	if err := r.settle(base, kafka.NewError(kafka.ErrMsgTimedOut, "Local: Message timed out", false)); !errors.Is(err, sdk.ErrPermanent) {
+		t.Errorf("after a refusal, a timed-out delivery is not permanent: %v", err)
+	}
+	r.forgetErrors() // a new producer
+	if err := r.settle(base, kafka.NewError(kafka.ErrMsgTimedOut, "Local: Message timed out", false)); errors.Is(err, sdk.ErrPermanent) {
+		t.Errorf("a new producer still carries the old one's refusal: %v", err)
+	}
+}
+
+// TestFatalErrorRetiresTheProducer: after a fatal error the producer is
+// unusable; the reporter (which outlives the tasks restarted in place)
+// connects a new one, so the next Report stores its records.
+func TestFatalErrorRetiresTheProducer(t *testing.T) {
+	mc, err := kafka.NewMockCluster(1)
+	if err != nil {
+		kclienttest.Unavailable(t, "needs librdkafka's mock cluster: "+err.Error())
+	}
+	defer mc.Close()
+	topic := fmt.Sprintf("floe-dlq-fatal-%d", time.Now().UnixNano())
+	if err := mc.CreateTopic(topic, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig("orders", map[string]string{KeyTolerance: "all", KeyTopic: topic, KeyKafkaBootstrap: mc.BootstrapServers()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReporter(cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	defer r.Close(ctx)
+	o := Origin{Connector: "orders"}
+	if err := r.Report(ctx, o, []sdk.DeadLetter{{Partition: "orders/0", Offset: 1, Stage: "deserialize"}}); err != nil {
+		t.Fatal(err)
+	}
+	current := func() *kafka.Producer {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.producer
+	}
+	first := current()
+	if code := first.TestFatalError(kafka.ErrOutOfOrderSequenceNumber, "test: a fatal error"); code != kafka.ErrNoError {
+		kclienttest.Unavailable(t, "needs librdkafka's fatal error test hook: "+code.String())
+	}
+	for deadline := time.Now().Add(10 * time.Second); current() == first; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the producer was not retired 10 s after its fatal error")
+		}
+	}
+	if err := r.Report(ctx, o, []sdk.DeadLetter{{Partition: "orders/0", Offset: 2, Stage: "deserialize"}}); err != nil {
+		t.Fatalf("the Report after a fatal error: %v", err)
+	}
+	if p := current(); p == nil || p == first {
+		t.Fatalf("the Report after a fatal error did not connect a new producer")
 	}
 }
 

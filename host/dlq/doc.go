@@ -35,7 +35,12 @@
 // for the same attempt, so a slow broker costs retries, not failures. When
 // the attempt or a delivery fails, the error names the topic and the
 // producer's last errors ("… 1/1 brokers are down", "SASL authentication
-// error …"), and the source task fails with it.
+// error …"), and the source task fails with it. When the brokers refused
+// the producer (its credentials, its SASL mechanism, or an ACL on the
+// topic or the cluster) the error is marked sdk.Permanent: the restart
+// policy leaves the task for a human. An outage is not marked, so the
+// policy restarts the task. A producer that hit a fatal error is retired
+// and the next Report connects a new one.
 //
 // # Header values
 //

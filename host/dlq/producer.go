@@ -108,6 +108,7 @@ func (r *Reporter) newProducer() (*kafka.Producer, error) {
 	for k, v := range r.cfg.Producer {
 		cm[k] = v
 	}
+	r.forgetErrors()
 	p, err := kafka.NewProducer(&cm)
 	if err != nil {
 		return nil, r.errorf("create producer: %w (check errors.deadletterqueue.producer.*)", err)
@@ -131,8 +132,29 @@ func (r *Reporter) events(p *kafka.Producer) {
 			r.delivered(e)
 		case kafka.Error:
 			r.noteError(e)
+			if e.IsFatal() {
+				r.retire(p)
+				r.logger.Error("dead-letter producer hit a fatal error; the next dead letter connects a new producer", "topic", r.cfg.Topic, "error", e.Error())
+				continue
+			}
 			r.logger.Warn("dead-letter producer", "topic", r.cfg.Topic, "error", e.Error())
 		}
+	}
+}
+
+// retire takes p out of use after a fatal error: librdkafka fails
+// everything given to it from then on, and a task restarted in place
+// keeps this reporter, so keeping p would fail every restart too. The next
+// Report connects a new producer. p is closed with the reporter, not now:
+// a Report may still be producing on it, and closing a producer under a
+// call is unsafe. Fatal errors are rare (an idempotent producer's broken
+// sequence), so few pile up.
+func (r *Reporter) retire(p *kafka.Producer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.producer == p {
+		r.producer = nil
+		r.retired = append(r.retired, p)
 	}
 }
 
@@ -168,8 +190,8 @@ func (r *Reporter) createTopic(ctx context.Context, p *kafka.Producer) error {
 		if err == nil {
 			break
 		}
-		if f := r.fatalError(); f != nil {
-			return r.errorf("cannot connect to Kafka at %s: %v (check the security settings: kafka.security.protocol, kafka.sasl.*, kafka.ssl.*, or errors.deadletterqueue.producer.*)", bootstrap, f)
+		if f := r.stuck(); f != nil {
+			return r.settle(r.errorf("cannot connect to Kafka at %s: %w (check the security settings: kafka.security.protocol, kafka.sasl.*, kafka.ssl.*, or errors.deadletterqueue.producer.*)", bootstrap, f), f)
 		}
 		if ctx.Err() != nil {
 			return r.errorf("cannot reach Kafka at %s within %s: %v (check errors.deadletterqueue.producer.* or the connector's kafka.* connection settings)", bootstrap, r.connectTimeout(), err)
@@ -186,11 +208,11 @@ func (r *Reporter) createTopic(ctx context.Context, p *kafka.Producer) error {
 		Topic: r.cfg.Topic, NumPartitions: 1, ReplicationFactor: rf,
 	}})
 	if err != nil {
-		return r.errorf("create the topic: %w", err)
+		return r.settle(r.errorf("create the topic: %w", err), err)
 	}
 	for _, tr := range res {
 		if c := tr.Error.Code(); c != kafka.ErrNoError && c != kafka.ErrTopicAlreadyExists {
-			return r.errorf("create the topic (replication factor %d): %w", rf, tr.Error)
+			return r.settle(r.errorf("create the topic (replication factor %d): %w", rf, tr.Error), tr.Error)
 		}
 	}
 	r.logger.Info("created dead-letter topic", "connector", r.cfg.Connector, "topic", r.cfg.Topic, "replication_factor", rf)

@@ -31,15 +31,17 @@ type Reporter struct {
 
 	mu           sync.Mutex
 	producer     *kafka.Producer         // connected, topic in place
+	retired      []*kafka.Producer       // hit a fatal error; closed with the reporter
 	attempt      *connectAttempt         // connecting, or failed and not yet reported
 	letters      map[letterKey]*delivery // in flight, or answered and not yet forgotten
 	answeredKeys []letterKey             // answered deliveries, oldest first
 	closed       bool
 	wg           sync.WaitGroup // the connect attempt and the producer's event loops
 
-	errMu  sync.Mutex
-	recent []string // the producer's last distinct errors, oldest first
-	fatal  error    // an error retrying cannot cure (authentication, fatal)
+	errMu   sync.Mutex
+	recent  []string // the producer's last distinct errors, oldest first
+	refusal error    // the brokers refused the current producer (credentials, ACLs)
+	fatal   error    // the current producer hit a fatal error
 }
 
 // NewReporter returns the connector's reporter. It connects to nothing yet:
@@ -63,7 +65,9 @@ func (r *Reporter) Config() Config { return r.cfg }
 // (the task must fail with it), or when the topic could not take them
 // (the task fails too: skipping them would lose records); that error names
 // the topic and the producer's last errors ("1/1 brokers are down",
-// "SASL authentication failed", …). ctx bounds the wait for the broker:
+// "SASL authentication failed", …); it is marked [sdk.Permanent] when the
+// brokers refused the producer's credentials or an ACL (no restart cures
+// that), and left unmarked for an outage. ctx bounds the wait for the broker:
 // when it ends first, Report returns ctx's error and a later Report of the
 // same records picks up where this one stopped.
 func (r *Reporter) Report(ctx context.Context, o Origin, records []sdk.DeadLetter) error {
@@ -118,8 +122,8 @@ func (r *Reporter) log(o Origin, rec sdk.DeadLetter) {
 // nothing is lost when it expires.
 func (r *Reporter) Close(ctx context.Context) {
 	r.mu.Lock()
-	p, a := r.producer, r.attempt
-	r.producer, r.closed = nil, true
+	p, a, retired := r.producer, r.attempt, r.retired
+	r.producer, r.retired, r.closed = nil, nil, true
 	letters := r.letters
 	r.letters = map[letterKey]*delivery{}
 	r.mu.Unlock()
@@ -132,6 +136,9 @@ func (r *Reporter) Close(ctx context.Context) {
 			ms = int(max(time.Until(d), 0).Milliseconds())
 		}
 		p.Flush(ms)
+		p.Close()
+	}
+	for _, p := range retired {
 		p.Close()
 	}
 	// Deliveries the producer never reported end now.

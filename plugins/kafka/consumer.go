@@ -50,11 +50,17 @@ func (t *task) pollLoop() {
 }
 
 // handle processes one event from Poll. Rebalances do not come here: the
-// callback handles them inside Poll.
+// callback handles them inside Poll. An error saying the brokers refuse
+// the consumer (credentials, ACLs: see refusal.go) fails the task;
+// librdkafka retries every other error by itself, so those are only
+// logged.
 func (t *task) handle(ev ckafka.Event) {
 	switch e := ev.(type) {
 	case *ckafka.Message:
 		if e.TopicPartition.Error != nil {
+			if t.refused(e.TopicPartition.Error, topicOf(e.TopicPartition)) {
+				return
+			}
 			t.log.Warn("kafka: consumer error on a partition", "topic", topicOf(e.TopicPartition),
 				"partition", e.TopicPartition.Partition, "error", e.TopicPartition.Error)
 			return
@@ -63,6 +69,9 @@ func (t *task) handle(ev ckafka.Event) {
 	case ckafka.Error:
 		if e.IsFatal() {
 			t.replaceFenced(e)
+			return
+		}
+		if t.refused(e, "") {
 			return
 		}
 		if n, ok := t.errLog.admit(e.Code(), time.Now()); ok {

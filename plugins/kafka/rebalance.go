@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -169,6 +170,12 @@ func (t *task) committed(tps []topicPartition) ([]ckafka.Offset, error) {
 		}
 		if t.ctx.Err() != nil {
 			break
+		}
+		var ke ckafka.Error
+		if errors.As(err, &ke) {
+			if r := t.set.refusal(ke, ""); r != nil {
+				return nil, r
+			}
 		}
 		t.log.Warn("kafka: reading the group's committed offsets failed; retrying", "group", t.set.groupID, "attempt", attempt, "error", err)
 		wait(t.ctx, time.Duration(attempt)*time.Second)

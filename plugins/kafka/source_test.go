@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -594,6 +595,38 @@ func TestSASL(t *testing.T) {
 			}
 		})
 	}
+	// A wrong password is no outage: the task fails at once, marked
+	// permanent, naming the key to fix, instead of waiting forever.
+	t.Run("wrong password", func(t *testing.T) {
+		cfg := baseConfig(env, topic)
+		cfg[KeyBootstrapServers] = env.SASLBootstrap
+		cfg[KeySecurityProtocol] = "SASL_PLAINTEXT"
+		cfg[KeySASLMechanisms] = "SCRAM-SHA-256"
+		cfg[KeySASLUsername] = env.SASLUser
+		cfg[KeySASLPassword] = env.SASLPassword + "-wrong"
+		l := newLedger(t)
+		h := newFakeHost(l, "a")
+		task := openTask(t, "sasl-wrong", 0, 1, h, cfg)
+		defer closeTask(t, task)
+		start := time.Now()
+		r := startRunner(t, task, h)
+		l.waitFor(30*time.Second, func() bool { return r.failed() != nil })
+		err := r.halt()
+		if err == nil {
+			t.Fatal("a task with a wrong SASL password still runs after 30 s")
+		}
+		t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+		if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), KeySASLPassword) ||
+			!strings.Contains(err.Error(), "refused the consumer's credentials") {
+			t.Fatalf("the task failed with %v; want a permanent error saying the brokers refused the credentials, naming %s", err, KeySASLPassword)
+		}
+		if strings.Contains(err.Error(), cfg[KeySASLPassword]) {
+			t.Fatalf("the error shows the password: %v", err)
+		}
+		if n, _ := l.rows(); n != 0 {
+			t.Fatalf("read %d records with a wrong password", n)
+		}
+	})
 }
 
 // Commit writes the positions to the consumer group (partitions the task

@@ -126,9 +126,15 @@ func only(keep ...string) []string {
 // openTask opens a maintenance task of connector "orders" in process.
 func (b backend) openTask(t testing.TB, cfg map[string]string) *task {
 	t.Helper()
+	return b.openTaskLogging(t, cfg, testLogger(t))
+}
+
+// openTaskLogging is openTask with the task's logger.
+func (b backend) openTaskLogging(t testing.TB, cfg map[string]string, log *slog.Logger) *task {
+	t.Helper()
 	comp := newComponent(b.open)
 	mt, err := comp.Maintenance.Open(context.Background(), sdk.MaintenanceOpenRequest{
-		Connector: "orders", Config: sdk.NewConfig(cfg), Logger: testLogger(t),
+		Connector: "orders", Config: sdk.NewConfig(cfg), Logger: log,
 	})
 	if err != nil {
 		t.Fatalf("open: %v", err)

@@ -2,7 +2,9 @@ package maintenance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -94,12 +96,48 @@ func manifestCounts(ctx context.Context, tbl *table.Table, target int64) (n, byt
 // commitKeepingPostCommitErr commits txn. A post-commit step that failed
 // after the catalog accepted the commit (deleting files of expired
 // snapshots, say) does not undo it: the error is logged and the committed
-// table returned.
+// table returned. A file that was already gone when the step deleted it
+// is deleted all the same (an earlier expiry deleted it: a data file a
+// retained snapshot marks DELETED goes with the first expiry, and every
+// later expiry that finds it in an expired manifest deletes it again).
+// Those are counted at debug level; only the other failures are warned
+// about. (The table's IO mostly spares this: smallFileIO's bulk delete,
+// like an object store's, counts a missing file as deleted; iceberg-go
+// deletes one by one only what a bulk delete failed on.)
 func commitKeepingPostCommitErr(ctx context.Context, env runEnv, txn *table.Transaction) (*table.Table, error) {
 	out, err := txn.Commit(ctx)
 	if err != nil && out != nil {
-		env.log.Warn("committed, but a post-commit step failed (orphan cleanup deletes what it left)", "table", env.ch.Table, "error", err)
+		gone, rest := splitNotExist(err)
+		if gone > 0 {
+			env.log.Debug("post-commit cleanup: files already deleted, nothing to do", "table", env.ch.Table, "files", gone)
+		}
+		if rest != nil {
+			env.log.Warn("committed, but a post-commit step failed (orphan cleanup deletes what it left)", "table", env.ch.Table, "error", rest)
+		}
 		return out, nil
 	}
 	return out, err
+}
+
+// splitNotExist takes the errors that say a file does not exist out of
+// err (iceberg-go joins one error per file it could not delete), counts
+// them, and returns the others joined, or nil.
+func splitNotExist(err error) (gone int, rest error) {
+	var others []error
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, inner := range j.Unwrap() {
+				walk(inner)
+			}
+			return
+		}
+		if errors.Is(e, fs.ErrNotExist) {
+			gone++
+			return
+		}
+		others = append(others, e)
+	}
+	walk(err)
+	return gone, errors.Join(others...)
 }

@@ -2,9 +2,15 @@ package maintenance
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,6 +119,106 @@ func TestExpireDeletesFilesOnlyExpiredSnapshotsReferenced(t *testing.T) {
 	}
 	scan(t, cat, "db.events").checkExactly(t, n)
 }
+
+// TestExpireIsQuietAboutFilesAlreadyDeleted: expiry's post-commit cleanup
+// finds some of the files it deletes already gone (an earlier expiry
+// deleted them): they count as deleted, with no warning naming them. A
+// file it really cannot delete is still warned about, by name.
+func TestExpireIsQuietAboutFilesAlreadyDeleted(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.catalog(t)
+	createTable(t, cat, "db.events", sinkTableProps)
+	w := newWriter(cat, "db.events", "orders")
+	n := fill(t, w, 40, 2, 2)
+	dataDir := localPath(loadTable(t, cat, "db.events").Location()) + "/data"
+	small := filesUnder(t, dataDir, ".parquet")
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Log(strings.TrimSpace(string(p)))
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tk := b.openTaskLogging(t, b.config("db.events", append(only(),
+		"maintenance.expire-snapshots.retain-last", "1", "maintenance.expire-snapshots.max-age.ms", "0")...), log)
+	cycle(t, tk, sdk.CycleRequest{Force: []string{taskRewriteData}})
+	if err := w.commit(context.Background(), rowsFor(n, 2, 2)); err != nil {
+		t.Fatal(err)
+	}
+	n += 2
+
+	// The 80 small files are referenced only by the snapshots before the
+	// compaction, which expiry removes: 30 are gone already, and one is a
+	// directory with a file in it, which no delete can remove.
+	const gone = 30
+	if len(small) != 80 {
+		t.Fatalf("%d parquet files before compaction, want 80", len(small))
+	}
+	for _, f := range small[:gone] {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stuck := small[gone]
+	if err := os.Remove(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(stuck, "inside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cycle(t, tk, sdk.CycleRequest{Force: []string{taskExpire}})
+
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	var warned []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "level=WARN") {
+			warned = append(warned, line)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "post-commit") || !strings.Contains(warned[0], stuck) ||
+		!strings.Contains(warned[0], "directory not empty") {
+		t.Fatalf("warnings %q; want one, naming %s, which could not be deleted", warned, stuck)
+	}
+	for _, f := range small[:gone] {
+		if strings.Contains(out, filepath.Base(f)) {
+			t.Errorf("the logs name %s, which was already deleted", f)
+		}
+	}
+	if left := filesUnder(t, dataDir, ".parquet"); int64(len(left)) != shape(t, cat, "db.events").DataFiles {
+		t.Errorf("%d parquet files left, want only the %d live ones", len(left), shape(t, cat, "db.events").DataFiles)
+	}
+	scan(t, cat, "db.events").checkExactly(t, n)
+}
+
+// splitNotExist counts the files already gone among the per-file errors
+// iceberg-go joins (nested, as it joins them one by one) and keeps the
+// rest whole.
+func TestSplitNotExist(t *testing.T) {
+	missing := func(name string) error { return &fs.PathError{Op: "remove", Path: name, Err: syscall.ENOENT} }
+	denied := &fs.PathError{Op: "remove", Path: "data/b.parquet", Err: syscall.EACCES}
+	var joined error
+	for _, e := range []error{missing("data/a.parquet"), denied, missing("data/c.parquet"), missing("data/d.parquet")} {
+		joined = errors.Join(joined, e)
+	}
+	gone, rest := splitNotExist(errors.Join(nil, joined))
+	if gone != 3 || rest == nil || !errors.Is(rest, syscall.EACCES) || errors.Is(rest, fs.ErrNotExist) || rest.Error() != denied.Error() {
+		t.Fatalf("splitNotExist = %d, %v; want 3 files gone and only %v left", gone, rest, denied)
+	}
+	if gone, rest := splitNotExist(errors.Join(missing("x"), missing("y"))); gone != 2 || rest != nil {
+		t.Fatalf("only missing files: %d, %v; want 2 and nil", gone, rest)
+	}
+	if gone, rest := splitNotExist(fmt.Errorf("read manifest list: %w", denied)); gone != 0 || rest == nil || !strings.Contains(rest.Error(), "read manifest list") {
+		t.Fatalf("a single wrapped error: %d, %v; want it kept whole", gone, rest)
+	}
+}
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // TestOrphanCleanup: an unreferenced file older than the safety age goes;
 // a young one and every referenced file stay; a dry run deletes nothing.
