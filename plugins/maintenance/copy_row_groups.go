@@ -16,12 +16,13 @@ import (
 	"github.com/floehq/floe/plugins/maintenance/stitch"
 )
 
-// A tier's merge spends nearly all its time decoding and compressing
-// again the rows of files that an earlier merge already wrote at a good
-// size. rewriteGroup copies those files' row groups as they are and
-// rewrites only the group's small files, the way parquet-mr's
-// appendRowGroups joins files. The file that finally reaches the done
-// size is rewritten whole, so finished files hold full row groups.
+// A merge spends nearly all its time decoding and compressing again rows
+// that are already in a Parquet file: a head that an earlier merge wrote
+// at a good size, or the newest files that a tail merge only gathers.
+// rewriteGroup copies those files' row groups as they are and rewrites
+// only the group's other files, the way parquet-mr's appendRowGroups
+// joins files. The file that finally reaches the done size is rewritten
+// whole, so finished files hold full row groups.
 
 // rewriteGroup rewrites one job's group into one file (or more, at the
 // target size, when nothing can be copied).
@@ -64,6 +65,7 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 	}
 	rw.mu.Lock()
 	rw.copiedGroups++
+	rw.copiedFiles += len(big)
 	for _, t := range big {
 		rw.copiedBytes += t.File.FileSizeBytes()
 	}
@@ -92,28 +94,30 @@ func rowGroups(f iceberg.DataFile) int {
 }
 
 // splitForCopy splits a job's files into those whose row groups are
-// copied (whole Parquet files of at least copy-row-groups.min-file-bytes
-// with no deletes to apply and fewer than copy-row-groups.max-row-groups
-// row groups) and those rewritten. Everything is rewritten
-// by a group whose output is a finished file (at the done size, never
-// merged again: it gets the table's codec and full row groups, which
-// queries read fastest), by a forced run (a full compaction) and on a v3
-// table (row lineage is written with the rows).
+// copied (whole Parquet files with no deletes to apply that the
+// selection copies: see selection.copyPlan) and those rewritten. Everything
+// is rewritten by a group whose output is a finished file (at the done
+// size, never merged again: it gets the table's codec and full row
+// groups, which queries read fastest), by the full compaction of an idle
+// partition, by a forced run (a full compaction) and on a v3 table (row
+// lineage is written with the rows).
 func (rw *rewriter) splitForCopy(j job) (small, big []table.FileScanTask) {
-	least := rw.env.s.copyRowGroupsMin
-	if least <= 0 || rw.env.forced || j.g.TotalSizeBytes >= rw.sel.done || j.tbl.Metadata().Version() >= 3 {
+	if rw.env.forced || rw.sel.idle[j.g.PartitionKey] || j.tbl.Metadata().Version() >= 3 {
 		return j.g.Tasks, nil
 	}
-	most := rw.env.s.copyRowGroupsMax
-	for _, t := range j.g.Tasks {
+	n := len(j.g.Tasks)
+	sizes, groups, eligible := make([]int64, n), make([]int, n), make([]bool, n)
+	for i, t := range j.g.Tasks {
 		f := t.File
 		whole := t.Start == 0 && (t.Length == 0 || t.Length == f.FileSizeBytes())
 		clean := len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) == 0
-		few := most <= 0 || rowGroups(f) < most
-		if f.FileFormat() == iceberg.ParquetFile && whole && clean && few && f.FileSizeBytes() >= least {
-			big = append(big, t)
+		sizes[i], groups[i], eligible[i] = f.FileSizeBytes(), rowGroups(f), f.FileFormat() == iceberg.ParquetFile && whole && clean
+	}
+	for i, c := range rw.sel.copyPlan(j.g.TotalSizeBytes, sizes, groups, eligible) {
+		if c {
+			big = append(big, j.g.Tasks[i])
 		} else {
-			small = append(small, t)
+			small = append(small, j.g.Tasks[i])
 		}
 	}
 	return small, big

@@ -14,6 +14,25 @@ import (
 // Strategies of rewrite-data-files: which of a partition's files a run
 // takes.
 const (
+	// strategyHead keeps a streaming partition at few files: one head
+	// file that grows by appended row groups, one tail file that
+	// gathers the newest files, and the files that arrived since the
+	// last run. A run merges a partition's small files (all but the
+	// head: the tail and the arrivals) into one; that merge copies the
+	// row groups of files with fewer than tail-max-row-groups of them,
+	// so taking in the newest files costs a copy of the tail, not a
+	// decode; a tail file that has that many is rewritten into one row
+	// group. Once those files hold copy-row-groups.min-file-bytes (the
+	// head size), they are rewritten into one row group appended to
+	// the head, whose row groups are copied (the head is rewritten whole
+	// once it holds copy-row-groups.max-row-groups of them, and when it
+	// reaches 75 % of the target, a finished file). Each byte is decoded
+	// about three times (in the tail, into the head, into the finished
+	// file) and copied about target / (2 × head size) times; the
+	// partition holds its finished files, a head, a tail and the
+	// arrivals. The bench's simulation chose it over tiered
+	// (selection_test.go).
+	strategyHead = "head"
 	// strategyTiered takes, per partition, the smallest files and each
 	// next one that is at most size-ratio times the bytes taken so far
 	// (size-tiered, as LSM stores compact). A file is rewritten only
@@ -37,7 +56,8 @@ const (
 // compaction default): rewriting it drops the deletes from every scan.
 const deleteFileThreshold = 5
 
-// selection is how a run picks files.
+// selection is how a run picks files and which of their row groups it
+// copies.
 type selection struct {
 	strategy string
 	// target is the size of compacted files; done is the size from which
@@ -47,12 +67,22 @@ type selection struct {
 	minInput     int
 	// budget bounds the input bytes of a run; 0: no bound.
 	budget int64
+	// copyMin is copy-row-groups.min-file-bytes (the head strategy's
+	// head size; 0: nothing is copied); copyMax and tailMax are the row
+	// groups from which a head (or tier) and a tail are rewritten instead
+	// of copied (0: no limit). See copyPlan.
+	copyMin          int64
+	copyMax, tailMax int
+	// idle are the labels of partitions that receive no data: each is
+	// compacted fully (bin-pack, rewritten whole) whatever the strategy.
+	idle map[string]bool
 }
 
 // selectionFor is the selection of a run: the configured strategy, or a
 // full bin-pack without a budget when forced.
 func selectionFor(s settings, target int64, forced bool) selection {
-	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles, budget: s.maxRunBytes}
+	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles, budget: s.maxRunBytes,
+		copyMin: s.copyRowGroupsMin, copyMax: s.copyRowGroupsMax, tailMax: s.tailRowGroupsMax}
 	if sel.budget > 0 {
 		// A tiered group holds at most a target's bytes: with room for
 		// two, the biggest one still fits behind up to a target of
@@ -73,11 +103,66 @@ func selectionFor(s settings, target int64, forced bool) selection {
 const quickShare = 16
 
 // quick is sel for a re-plan: groups of at most 1/quickShare of the
-// target.
+// target, and no full compaction of idle partitions (a run's first plan
+// takes those).
 func (sel selection) quick() selection {
 	q := sel
 	q.target = max(sel.target/quickShare, 1)
+	q.idle = nil
 	return q
+}
+
+// small reports a group a re-plan could have made: at most 1/quickShare
+// of the target. Such a group may start in one slot beyond
+// max-concurrent-groups, so the newest files are merged while big groups
+// hold every slot.
+func (sel selection) small(g table.CompactionTaskGroup) bool {
+	return g.TotalSizeBytes <= max(sel.target/quickShare, 1)
+}
+
+// copyPlan says which files of a group of total bytes have their row
+// groups copied instead of being rewritten; eligible are those that may
+// be (whole Parquet files without deletes). The others are rewritten into
+// one row group before the copied ones. A group that makes a finished
+// file (done) copies nothing, and neither does a group of one file alone.
+//
+// With the head strategy a group under copyMin is a tail merge: it copies
+// the tail (its biggest file) and rewrites the newest files into one row
+// group after it, so taking them in costs a copy of the tail and a decode
+// of the new rows only; a tail whose row groups would reach tailMax is
+// rewritten with them into one. Otherwise a file of copyMin or more with
+// fewer than copyMax row groups is copied: a head, or a tier of the
+// tiered strategy.
+func (sel selection) copyPlan(total int64, sizes []int64, rowGroups []int, eligible []bool) []bool {
+	copied := make([]bool, len(sizes))
+	if sel.copyMin <= 0 || total >= sel.done || len(sizes) < 2 {
+		return copied
+	}
+	if sel.strategy == strategyHead && total < sel.copyMin {
+		tail := -1
+		for i := range sizes {
+			if eligible[i] && (tail < 0 || sizes[i] > sizes[tail]) {
+				tail = i
+			}
+		}
+		if tail >= 0 && (sel.tailMax <= 0 || rowGroups[tail]+1 < sel.tailMax) {
+			copied[tail] = true
+		}
+		return copied
+	}
+	n, rest := 0, 0
+	for i := range sizes {
+		if eligible[i] && sizes[i] >= sel.copyMin && (sel.copyMax <= 0 || rowGroups[i] < sel.copyMax) {
+			copied[i] = true
+			n++
+		} else {
+			rest = 1
+		}
+	}
+	if n+rest < 2 {
+		clear(copied) // one file alone: nothing to join it with
+	}
+	return copied
 }
 
 // deferred is what a run's budget put off: groups left whole for later
@@ -191,9 +276,11 @@ func (sel selection) plan(tasks []table.FileScanTask, meta table.Metadata) []tab
 			return cmp.Compare(a.File.FileSizeBytes(), b.File.FileSizeBytes())
 		})
 		var picked [][]table.FileScanTask
-		switch sel.strategy {
-		case strategyBinPack:
+		switch {
+		case sel.strategy == strategyBinPack || sel.idle[p.key]:
 			picked = sel.binPack(p.files)
+		case sel.strategy == strategyHead:
+			picked = sel.head(p.files)
 		default:
 			picked = sel.tiered(p.files)
 		}
@@ -253,29 +340,102 @@ func (sel selection) tieredTake(sizes []int64) int {
 	return n
 }
 
+// head picks, from a partition's candidates sorted by size, the head
+// strategy's merge: its small files (the tail and the newest files), and
+// the head too when they hold copyMin bytes; nothing when fewer than
+// min-input-files qualify.
+func (sel selection) head(files []table.FileScanTask) [][]table.FileScanTask {
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		sizes[i] = f.File.FileSizeBytes()
+	}
+	n, withHead := sel.headTake(sizes)
+	if n == 0 {
+		return nil
+	}
+	picked := slices.Clone(files[:n])
+	if withHead {
+		picked = append(picked, files[len(files)-1])
+	}
+	return [][]table.FileScanTask{picked}
+}
+
+// headTake is head over sizes sorted ascending: how many of the smallest
+// to take, and whether the biggest (the head) joins them. The head is the
+// biggest candidate when it has copyMin bytes; the others are taken
+// smallest first. When those that fit beside the head within the target
+// hold copyMin bytes (a row group worth copying from then on), they join
+// the head; otherwise they are merged on their own, up to the target,
+// when there are min-input-files of them: into the tail, or, when they
+// reach copyMin without room beside the head, into a second head that a
+// later run appends to the first (never past the target).
+func (sel selection) headTake(sizes []int64) (n int, withHead bool) {
+	if len(sizes) == 0 {
+		return 0, false
+	}
+	last := len(sizes) - 1
+	others := len(sizes)
+	if sel.copyMin > 0 && sizes[last] >= sel.copyMin {
+		others = last
+		room := sel.target - sizes[last]
+		var sum int64
+		k := 0
+		for k < others && sum+sizes[k] <= room {
+			sum += sizes[k]
+			k++
+		}
+		if k > 0 && sum >= sel.copyMin {
+			return k, true
+		}
+	}
+	var sum int64
+	k := 0
+	for k < others && sum+sizes[k] <= sel.target {
+		sum += sizes[k]
+		k++
+	}
+	if k < max(sel.minInput, 2) {
+		return 0, false
+	}
+	return k, false
+}
+
 // binPack takes all of a partition's candidates (when there are at least
 // min-input-files) in groups of about the target size, so a large backlog
 // commits piece by piece.
 func (sel selection) binPack(files []table.FileScanTask) [][]table.FileScanTask {
-	if len(files) < sel.minInput {
-		return nil
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		sizes[i] = f.File.FileSizeBytes()
 	}
 	var out [][]table.FileScanTask
+	for _, r := range sel.binPackTake(sizes) {
+		out = append(out, files[r[0]:r[1]])
+	}
+	return out
+}
+
+// binPackTake is binPack over sizes: the groups as index ranges [from, to).
+func (sel selection) binPackTake(sizes []int64) [][2]int {
+	if len(sizes) < sel.minInput {
+		return nil
+	}
+	var out [][2]int
 	start := 0
 	var sum int64
-	for i, f := range files {
-		sum += f.File.FileSizeBytes()
+	for i, size := range sizes {
+		sum += size
 		if sum >= sel.target {
-			out = append(out, files[start:i+1])
+			out = append(out, [2]int{start, i + 1})
 			start, sum = i+1, 0
 		}
 	}
-	if rest := files[start:]; len(rest) > 0 {
-		if len(out) > 0 && len(rest) < sel.minInput {
+	if rest := len(sizes) - start; rest > 0 {
+		if len(out) > 0 && rest < sel.minInput {
 			// Too few to stand alone: join the last group.
-			out[len(out)-1] = files[len(files)-len(rest)-len(out[len(out)-1]):]
+			out[len(out)-1][1] = len(sizes)
 		} else {
-			out = append(out, rest)
+			out = append(out, [2]int{start, len(sizes)})
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package maintenance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -16,52 +17,184 @@ import (
 	"github.com/floehq/floe/sdk"
 )
 
-// simulate appends one file of size small per step to one partition and
-// compacts with sel every `every` steps, as the plugin would; it returns
-// the bytes rewritten over the bytes appended, and the most files and
-// most small files the partition held right before a compaction.
-func simulate(sel selection, steps, every int, small int64) (amp float64, maxFiles, maxSmall int) {
-	var files []int64
-	var rewritten, added int64
+// simFile is a data file of the simulation: its bytes and row groups.
+type simFile struct {
+	size      int64
+	rowGroups int
+}
+
+// simStats is what a simulation measured.
+type simStats struct {
+	// added are the bytes appended; decoded those compaction rewrote
+	// (decoded and encoded again); copied those it copied as row groups.
+	added, decoded, copied int64
+	// maxFiles and maxSmall are the most files and small files of a hot
+	// partition right before a compaction; meanFiles their mean.
+	maxFiles, maxSmall int
+	meanFiles          float64
+	// files and rowGroups are each partition's at the end.
+	files, rowGroups []int
+}
+
+// decodedPerByte and copiedPerByte are how often compaction decoded and
+// copied each appended byte.
+func (st simStats) decodedPerByte() float64 { return float64(st.decoded) / float64(st.added) }
+func (st simStats) copiedPerByte() float64  { return float64(st.copied) / float64(st.added) }
+
+// simulate models the plugin's runs on one table without their timing:
+// each step (a commit) appends one file of size small, of one row group,
+// to each partition hot(step, p) says gets data; every `every` steps
+// (a run) each partition is planned with sel as sel.plan does (the
+// strategy's pick; a full bin-pack for a partition that got nothing for
+// idle steps, when idle > 0 and it holds min-input-files small files),
+// and each group is executed at once as rewriteGroup does: sel.copies
+// decides which files' row groups are copied, the rest are decoded into
+// one row group, and a group that copies nothing is written out in files
+// of the target size.
+func simulate(sel selection, parts, steps, every int, small int64, hot func(step, part int) bool, idle int) simStats {
+	files := make([][]simFile, parts)
+	last := make([]int, parts) // the step that last gave each partition data
+	var st simStats
+	var before, runs int
 	for step := 1; step <= steps; step++ {
-		files = append(files, small)
-		added += small
+		for p := range parts {
+			if hot(step, p) {
+				files[p] = append(files[p], simFile{size: small, rowGroups: 1})
+				st.added += small
+				last[p] = step
+			}
+		}
 		if step%every != 0 {
 			continue
 		}
-		slices.Sort(files)
-		var cands, rest []int64
-		for _, f := range files {
-			if f < sel.done {
-				cands = append(cands, f)
-			} else {
-				rest = append(rest, f)
+		for p := range parts {
+			var cands, rest []simFile
+			for _, f := range files[p] {
+				if f.size < sel.done {
+					cands = append(cands, f)
+				} else {
+					rest = append(rest, f)
+				}
 			}
+			if last[p] == step {
+				st.maxFiles = max(st.maxFiles, len(files[p]))
+				st.maxSmall = max(st.maxSmall, len(cands))
+				before += len(files[p])
+				runs++
+			}
+			slices.SortStableFunc(cands, func(a, b simFile) int { return cmp.Compare(a.size, b.size) })
+			sizes := make([]int64, len(cands))
+			for i, f := range cands {
+				sizes[i] = f.size
+			}
+			full := idle > 0 && step-last[p] >= idle && len(cands) >= max(sel.minInput, 2)
+			var groups [][]simFile
+			taken := make([]bool, len(cands))
+			take := func(idx ...int) {
+				var g []simFile
+				for _, i := range idx {
+					g = append(g, cands[i])
+					taken[i] = true
+				}
+				groups = append(groups, g)
+			}
+			switch {
+			case full || sel.strategy == strategyBinPack:
+				for _, r := range sel.binPackTake(sizes) {
+					var idx []int
+					for i := r[0]; i < r[1]; i++ {
+						idx = append(idx, i)
+					}
+					take(idx...)
+				}
+			case sel.strategy == strategyHead:
+				if n, withHead := sel.headTake(sizes); n > 0 {
+					idx := make([]int, 0, n+1)
+					for i := range n {
+						idx = append(idx, i)
+					}
+					if withHead {
+						idx = append(idx, len(cands)-1)
+					}
+					take(idx...)
+				}
+			default:
+				if n := sel.tieredTake(sizes); n > 0 {
+					idx := make([]int, n)
+					for i := range n {
+						idx[i] = i
+					}
+					take(idx...)
+				}
+			}
+			for i, f := range cands {
+				if !taken[i] {
+					rest = append(rest, f)
+				}
+			}
+			for _, g := range groups {
+				rest = append(rest, st.execute(sel, g, full)...)
+			}
+			files[p] = rest
 		}
-		maxFiles = max(maxFiles, len(files))
-		maxSmall = max(maxSmall, len(cands))
-		n := len(cands)
-		if sel.strategy == strategyTiered {
-			n = sel.tieredTake(cands)
-		} else if n < sel.minInput {
-			n = 0
-		}
-		if n == 0 {
-			continue
-		}
-		var sum int64
-		for _, f := range cands[:n] {
-			sum += f
-		}
-		rewritten += sum
-		// The writer rolls files at the target size.
-		for ; sum > sel.target; sum -= sel.target {
-			rest = append(rest, sel.target)
-		}
-		files = append(append(rest, cands[n:]...), sum)
 	}
-	return float64(rewritten) / float64(added), maxFiles, maxSmall
+	if runs > 0 {
+		st.meanFiles = float64(before) / float64(runs)
+	}
+	for p := range parts {
+		rg := 0
+		for _, f := range files[p] {
+			rg += f.rowGroups
+		}
+		st.files = append(st.files, len(files[p]))
+		st.rowGroups = append(st.rowGroups, rg)
+	}
+	return st
 }
+
+// execute is rewriteGroup on the simulation's files: it returns the
+// group's output files.
+func (st *simStats) execute(sel selection, g []simFile, full bool) []simFile {
+	var total int64
+	for _, f := range g {
+		total += f.size
+	}
+	sizes, groups, eligible := make([]int64, len(g)), make([]int, len(g)), make([]bool, len(g))
+	for i, f := range g {
+		sizes[i], groups[i], eligible[i] = f.size, f.rowGroups, !full
+	}
+	var decode, copyRG []simFile
+	for i, c := range sel.copyPlan(total, sizes, groups, eligible) {
+		if c {
+			copyRG = append(copyRG, g[i])
+		} else {
+			decode = append(decode, g[i])
+		}
+	}
+	for _, f := range decode {
+		st.decoded += f.size
+	}
+	if len(copyRG) == 0 {
+		// The writer rolls files at the target size.
+		var out []simFile
+		for ; total > sel.target; total -= sel.target {
+			out = append(out, simFile{size: sel.target, rowGroups: 1})
+		}
+		return append(out, simFile{size: total, rowGroups: 1})
+	}
+	joined := simFile{size: total}
+	if len(decode) > 0 {
+		joined.rowGroups = 1
+	}
+	for _, f := range copyRG {
+		st.copied += f.size
+		joined.rowGroups += f.rowGroups
+	}
+	return []simFile{joined}
+}
+
+// always is a partition that gets a file every step.
+func always(int, int) bool { return true }
 
 // TestTieredRewritesEachByteLogTimes: a partition gaining a small file
 // every second and compacted every 2 s. The tiered strategy rewrites each
@@ -76,7 +209,8 @@ func TestTieredRewritesEachByteLogTimes(t *testing.T) {
 		tiered := selection{strategy: strategyTiered, target: target, done: smallFileLimit(target), ratio: 2, minInput: 5}
 		bound := math.Log(float64(target)/small) / math.Log(1+1/tiered.ratio) // rewrites of a byte at most
 		for _, steps := range []int{200, 2000, 20000} {
-			amp, _, maxSmall := simulate(tiered, steps, 2, small)
+			st := simulate(tiered, 1, steps, 2, small, always, 0)
+			amp, maxSmall := st.decodedPerByte(), st.maxSmall
 			t.Logf("tiered, target %s, %d appends: each byte rewritten %.1f times (bound %.1f), at most %d small files", bytesIEC(target), steps, amp, bound, maxSmall)
 			if amp > bound {
 				t.Errorf("tiered, target %s, %d appends: each byte rewritten %.1f times; want at most log(target/small)/log(1+1/ratio) = %.1f", bytesIEC(target), steps, amp, bound)
@@ -92,7 +226,7 @@ func TestTieredRewritesEachByteLogTimes(t *testing.T) {
 		}
 		binPack := tiered
 		binPack.strategy = strategyBinPack
-		binPackAmp, _, _ = simulate(binPack, 20000, 2, small)
+		binPackAmp = simulate(binPack, 1, 20000, 2, small, always, 0).decodedPerByte()
 		t.Logf("bin-pack, target %s: each byte rewritten %.1f times", bytesIEC(target), binPackAmp)
 	}
 	if binPackAmp < 10*tieredAmp {
@@ -161,6 +295,7 @@ func TestTieredCompactionStreaming(t *testing.T) {
 	// each run (bin-pack) would rewrite each byte about 28 times here.
 	target := max(150*small, 1<<10)
 	tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		keyStrategy, strategyTiered,
 		"maintenance.rewrite-data-files.target-file-size-bytes", strconv.FormatInt(target, 10),
 		"maintenance.rewrite-data-files.min-interval.ms", "0",
 		"maintenance.rewrite-data-files.trigger.small-file-count", "1")...))
@@ -268,4 +403,219 @@ func TestBudgetTakesSmallestGroups(t *testing.T) {
 	if len(kept) != 2 || put != (deferred{}) || put.String() != "" {
 		t.Fatalf("no budget: kept %d, put off %+v", len(kept), put)
 	}
+}
+
+// benchSelection is a selection with the plugin's defaults for a 128 MiB
+// target.
+func benchSelection(t testing.TB, strategy string) selection {
+	t.Helper()
+	s, err := parseSettings("orders", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyStrategy: strategy}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return selectionFor(s, 128<<20, false)
+}
+
+// TestHeadTake: the head strategy's pick on sizes sorted ascending.
+func TestHeadTake(t *testing.T) {
+	sel := selection{strategy: strategyHead, target: 1000, done: 750, copyMin: 100, minInput: 2}
+	for _, c := range []struct {
+		sizes    []int64
+		n        int
+		withHead bool
+	}{
+		{nil, 0, false},
+		{[]int64{10}, 0, false},
+		{[]int64{10, 10}, 2, false},                 // the newest files into a tail
+		{[]int64{10, 20, 30}, 3, false},             // no head yet: all into one
+		{[]int64{10, 20, 150}, 2, false},            // 30 < copyMin: the tail grows
+		{[]int64{50, 60, 150}, 2, true},             // 110 ≥ copyMin: appended to the head
+		{[]int64{30, 150, 400}, 2, true},            // a second head joins the first
+		{[]int64{50, 60, 900}, 2, false},            // only 50 fits beside the head: the tail grows
+		{[]int64{60, 120, 900}, 2, false},           // no room beside the head: a second head
+		{[]int64{10, 20, 30, 40, 900}, 4, true},     // exactly the room, and copyMin
+		{[]int64{10, 20, 30, 40, 50, 890}, 4, true}, // those that fit go; 50 waits
+		{[]int64{400, 500, 600}, 1, true},           // never past the target
+	} {
+		n, withHead := sel.headTake(c.sizes)
+		if n != c.n || withHead != c.withHead {
+			t.Errorf("headTake(%v) = %d, %v; want %d, %v", c.sizes, n, withHead, c.n, c.withHead)
+		}
+	}
+}
+
+// TestCopyPlan: which files' row groups a group copies.
+func TestCopyPlan(t *testing.T) {
+	head := selection{strategy: strategyHead, target: 1000, done: 750, copyMin: 100, copyMax: 8, tailMax: 4}
+	tiered := head
+	tiered.strategy = strategyTiered
+	off := head
+	off.copyMin = 0
+	yes := func(n int) []bool {
+		out := make([]bool, n)
+		for i := range out {
+			out[i] = true
+		}
+		return out
+	}
+	for _, c := range []struct {
+		why       string
+		sel       selection
+		sizes     []int64
+		rowGroups []int
+		eligible  []bool
+		want      []bool
+	}{
+		{"a tail merge copies the tail and rewrites the newest files", head, []int64{10, 10, 40}, []int{1, 1, 2}, yes(3), []bool{false, false, true}},
+		{"a tail that would reach tail-max-row-groups is rewritten", head, []int64{10, 10, 40}, []int{1, 1, 3}, yes(3), []bool{false, false, false}},
+		{"the biggest eligible file is the tail", head, []int64{10, 30, 40}, []int{1, 1, 1}, []bool{true, true, false}, []bool{false, true, false}},
+		{"a head append copies the head", head, []int64{30, 40, 200}, []int{1, 3, 7}, yes(3), []bool{false, false, true}},
+		{"unless it has copy-row-groups.max-row-groups", head, []int64{30, 40, 200}, []int{1, 3, 8}, yes(3), []bool{false, false, false}},
+		{"a finished file is rewritten whole", head, []int64{100, 700}, []int{1, 1}, yes(2), []bool{false, false}},
+		{"one file alone is not copied", head, []int64{40}, []int{1}, yes(1), []bool{false}},
+		{"tiered copies files of copyMin", tiered, []int64{10, 10, 200}, []int{1, 1, 1}, yes(3), []bool{false, false, true}},
+		{"copying off", off, []int64{10, 10, 200}, []int{1, 1, 1}, yes(3), []bool{false, false, false}},
+	} {
+		var total int64
+		for _, size := range c.sizes {
+			total += size
+		}
+		if got := c.sel.copyPlan(total, c.sizes, c.rowGroups, c.eligible); !slices.Equal(got, c.want) {
+			t.Errorf("%s: copyPlan(%v, %v, %v) = %v; want %v", c.why, c.sizes, c.rowGroups, c.eligible, got, c.want)
+		}
+	}
+}
+
+// TestHeadKeepsFewFiles simulates the bench's partitions (a 170 KiB file
+// a second, runs every 2 s, 15 minutes, the plugin's defaults) under the
+// head strategy and under the tiered one with its former defaults
+// (min-input-files 3, copy-row-groups.max-row-groups 4). The head
+// strategy must keep a partition at its finished files, a head, a tail
+// and the newest files, decode fewer bytes than tiered (the CPU), copy
+// each byte about as often as a head and a tail take (target / (2 × head
+// size) appends, copyMin / (2 s × 170 KiB) tail merges), and leave few
+// row groups.
+func TestHeadKeepsFewFiles(t *testing.T) {
+	const small, every, steps = 170 << 10, 2, 900
+	head := benchSelection(t, strategyHead)
+	tiered := benchSelection(t, strategyTiered)
+	tiered.minInput, tiered.copyMax = 3, 4
+	hs := simulate(head, 1, steps, every, small, always, 0)
+	ts := simulate(tiered, 1, steps, every, small, always, 0)
+	for name, st := range map[string]simStats{"head": hs, "tiered": ts} {
+		t.Logf("%s: before a run at most %d files (mean %.1f); each byte decoded %.2f times, copied %.2f times; at the end %d files, %d row groups",
+			name, st.maxFiles, st.meanFiles, st.decodedPerByte(), st.copiedPerByte(), st.files[0], st.rowGroups[0])
+	}
+	finished := int(hs.added / head.done)
+	if most := finished + 2 + every; hs.maxFiles > most {
+		t.Errorf("head: a partition held %d files before a run; want at most %d (%d finished, a head, a tail, %d new)", hs.maxFiles, most, finished, every)
+	}
+	if hs.maxFiles >= ts.maxFiles || hs.meanFiles >= ts.meanFiles {
+		t.Errorf("head: at most %d files (mean %.1f) before a run, tiered %d (%.1f): the head strategy should keep fewer", hs.maxFiles, hs.meanFiles, ts.maxFiles, ts.meanFiles)
+	}
+	if hs.decoded >= ts.decoded {
+		t.Errorf("head decoded each byte %.2f times, tiered %.2f: the head strategy should decode less", hs.decodedPerByte(), ts.decodedPerByte())
+	}
+	if bound := float64(head.done)/float64(2*head.copyMin) + float64(head.copyMin)/float64(every*small); hs.copiedPerByte() > bound {
+		t.Errorf("head copied each byte %.2f times; want at most %.1f (the head's and the tail's copies)", hs.copiedPerByte(), bound)
+	}
+	if most := finished + head.copyMax + head.tailMax; hs.rowGroups[0] > most {
+		t.Errorf("head left %d row groups; want at most %d (a row group per finished file, copy-row-groups.max-row-groups in the head, tail-max-row-groups in the tail)", hs.rowGroups[0], most)
+	}
+}
+
+// TestIdlePartitionsSettle simulates a time-partitioned table under the
+// head strategy: six "hours" of 300 commits each, each hour's files in
+// its own partition, a run every 2 commits, idle after 60 commits. Each
+// closed hour must end as a full compaction leaves it: finished files
+// and at most one small file; the open hour as a hot partition.
+func TestIdlePartitionsSettle(t *testing.T) {
+	const small, every, hour, hours, idle = 170 << 10, 2, 300, 6, 60
+	sel := benchSelection(t, strategyHead)
+	sel.target, sel.done = 16<<20, smallFileLimit(16<<20) // several finished files an hour
+	current := func(step, p int) bool { return (step-1)/hour == p }
+	st := simulate(sel, hours, hours*hour, every, small, current, idle)
+	t.Logf("files per hour %v, row groups %v; each byte decoded %.2f times, copied %.2f times; a hot partition held at most %d files before a run",
+		st.files, st.rowGroups, st.decodedPerByte(), st.copiedPerByte(), st.maxFiles)
+	perHour := int64(hour) * small
+	for p := range hours - 1 {
+		if most := int(perHour/sel.done) + 1; st.files[p] > most {
+			t.Errorf("closed hour %d holds %d files; want at most %d (finished files and one more)", p, st.files[p], most)
+		}
+		if st.rowGroups[p] != st.files[p] {
+			t.Errorf("closed hour %d holds %d row groups in %d files; a full compaction leaves one a file", p, st.rowGroups[p], st.files[p])
+		}
+	}
+	if most := int(perHour/sel.done) + 2 + every; st.maxFiles > most {
+		t.Errorf("the open hour held %d files before a run; want at most %d", st.maxFiles, most)
+	}
+}
+
+// TestHeadStrategyStreaming: floe commits to 2 partitions, a maintenance
+// cycle after every second one with the head strategy, on a target of
+// about 40 appended files and a head size of 5 (a joined file is smaller
+// than its parts: one footer). Each partition keeps
+// its finished files, a head, a tail and the newest files all along, the
+// rows are the same, merges copy row groups, and finished files are
+// rewritten whole (one row group).
+func TestHeadStrategyStreaming(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.catalog(t)
+	createTable(t, cat, "db.events", sinkTableProps)
+	w := newWriter(cat, "db.events", "orders")
+	const rowsPer, parts = 2000, 2
+	commits := 160
+	if raceDetector {
+		commits = 40
+	}
+	n := fill(t, w, 1, rowsPer, parts)
+	first := shape(t, cat, "db.events")
+	small := first.DataBytes / first.DataFiles
+	target := max(40*small, 1<<10)
+	tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		"maintenance.rewrite-data-files.target-file-size-bytes", strconv.FormatInt(target, 10),
+		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes", strconv.FormatInt(5*small, 10),
+		"maintenance.rewrite-data-files.min-interval.ms", "0",
+		"maintenance.rewrite-data-files.trigger.small-file-count", "1")...))
+	var maxFiles int64
+	copied := 0
+	for i := 1; i < commits; i++ {
+		if err := w.commit(context.Background(), rowsFor(n, rowsPer, parts)); err != nil {
+			t.Fatal(err)
+		}
+		n += rowsPer
+		if i%2 == 0 {
+			sh := shapeWith(t, cat, target)
+			finished := sh.MaxPartitionFiles - sh.MaxPartitionSmallFiles
+			maxFiles = max(maxFiles, sh.MaxPartitionFiles)
+			// Finished files, a head, a tail and two new files.
+			if most := finished + 4; sh.MaxPartitionFiles > most {
+				t.Errorf("after commit %d the fullest partition holds %d files (%d finished); want at most %d", i, sh.MaxPartitionFiles, finished, most)
+			}
+			for _, r := range runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData) {
+				if strings.Contains(r.Detail, "copied the row groups") {
+					copied++
+				}
+			}
+		}
+	}
+	final := shapeWith(t, cat, target)
+	finishedFiles := 0
+	for _, task := range planTasks(t, cat, "db.events") {
+		if task.File.FileSizeBytes() >= smallFileLimit(target) {
+			finishedFiles++
+			if rg := rowGroupsOf(t, task.File.FilePath()); rg != 1 {
+				t.Errorf("finished file %s has %d row groups; want 1 (rewritten whole)", task.File.FilePath(), rg)
+			}
+		}
+	}
+	t.Logf("file of one append %s, target %s; fullest partition at most %d files before a run, %d at the end; %d runs copied row groups; %d finished files",
+		bytesIEC(small), bytesIEC(target), maxFiles, final.MaxPartitionFiles, copied, finishedFiles)
+	if copied < commits/8 {
+		t.Errorf("only %d of %d runs copied row groups: the newest files should be joined, not rewritten", copied, commits/2)
+	}
+	if !raceDetector && finishedFiles == 0 {
+		t.Errorf("no finished file after %d commits of a 40-file target", commits)
+	}
+	scan(t, cat, "db.events").checkExactly(t, n)
 }
