@@ -18,20 +18,20 @@ const (
 	// file that grows by appended row groups, one tail file that
 	// gathers the newest files, and the files that arrived since the
 	// last run. A run merges a partition's small files (all but the
-	// head: the tail and the arrivals) into one; that merge copies the
-	// row groups of files with fewer than tail-max-row-groups of them,
-	// so taking in the newest files costs a copy of the tail, not a
-	// decode; a tail file that has that many is rewritten into one row
-	// group. Once those files hold copy-row-groups.min-file-bytes (the
-	// head size), they are rewritten into one row group appended to
-	// the head, whose row groups are copied (the head is rewritten whole
-	// once it holds copy-row-groups.max-row-groups of them, and when it
-	// reaches 75 % of the target, a finished file). Each byte is decoded
-	// about three times (in the tail, into the head, into the finished
-	// file) and copied about target / (2 × head size) times; the
+	// head: the tail and the arrivals) into one, copying the tail's row
+	// groups and decoding only the arrivals into one row group after
+	// them, so taking in the newest files costs a copy of the tail. Once
+	// those files hold copy-row-groups.min-file-bytes (the head size),
+	// they are rewritten into one row group appended to the head, whose
+	// row groups are copied. A tail or head that would hold more than
+	// tail-max-row-groups or max-row-groups row groups has its trailing,
+	// small ones rewritten with the new rows (leading), and the head is
+	// rewritten whole when it reaches 75 % of the target, a finished
+	// file. Each byte is decoded three to four times (into the tail, into
+	// the head, into the finished file, and a share of the row-group
+	// merges) and copied about target / (2 × head size) times; the
 	// partition holds its finished files, a head, a tail and the
-	// arrivals. The bench's simulation chose it over tiered
-	// (selection_test.go).
+	// arrivals. Chosen over tiered by simulation (selection_test.go).
 	strategyHead = "head"
 	// strategyTiered takes, per partition, the smallest files and each
 	// next one that is at most size-ratio times the bytes taken so far
@@ -120,49 +120,92 @@ func (sel selection) small(g table.CompactionTaskGroup) bool {
 	return g.TotalSizeBytes <= max(sel.target/quickShare, 1)
 }
 
-// copyPlan says which files of a group of total bytes have their row
-// groups copied instead of being rewritten; eligible are those that may
-// be (whole Parquet files without deletes). The others are rewritten into
-// one row group before the copied ones. A group that makes a finished
+// fileFacts is what copyPlan reads of one file of a group.
+type fileFacts struct {
+	size int64
+	// rowGroups are the sizes of the file's row groups in file order
+	// (from its split offsets); the file's size alone when they are not
+	// known.
+	rowGroups []int64
+	// eligible is a whole Parquet file with no deletes to apply: its row
+	// groups may be copied.
+	eligible bool
+}
+
+// copyPlan says, for each file of a group of total bytes, how many of its
+// leading row groups are copied as they are instead of being rewritten
+// (0: none, all of them: the whole file). What is not copied is rewritten
+// into one row group after the copied ones. A group that makes a finished
 // file (done) copies nothing, and neither does a group of one file alone.
 //
-// With the head strategy a group under copyMin is a tail merge: it copies
-// the tail (its biggest file) and rewrites the newest files into one row
-// group after it, so taking them in costs a copy of the tail and a decode
-// of the new rows only; a tail whose row groups would reach tailMax is
-// rewritten with them into one. Otherwise a file of copyMin or more with
-// fewer than copyMax row groups is copied: a head, or a tier of the
-// tiered strategy.
-func (sel selection) copyPlan(total int64, sizes []int64, rowGroups []int, eligible []bool) []bool {
-	copied := make([]bool, len(sizes))
-	if sel.copyMin <= 0 || total >= sel.done || len(sizes) < 2 {
-		return copied
+// With the head strategy a group copies one file, its biggest: in a
+// group under copyMin (a tail merge) the tail, so taking in the newest
+// files costs a copy of the tail and a decode of the new rows only;
+// otherwise the head, when it has copyMin bytes. A file the merge would
+// leave with more than tailMax (tail) or copyMax (head) row groups keeps
+// only its leading ones (see leading): its trailing, smallest ones are
+// rewritten with the new rows. The tiered strategy copies whole files of
+// copyMin or more with fewer than copyMax row groups, and rewrites the
+// others whole.
+func (sel selection) copyPlan(total int64, files []fileFacts) []int {
+	keep := make([]int, len(files))
+	if sel.copyMin <= 0 || total >= sel.done || len(files) < 2 {
+		return keep
 	}
-	if sel.strategy == strategyHead && total < sel.copyMin {
-		tail := -1
-		for i := range sizes {
-			if eligible[i] && (tail < 0 || sizes[i] > sizes[tail]) {
-				tail = i
+	if sel.strategy == strategyHead {
+		// One file is copied: the tail (a merge under copyMin) or the
+		// head (its biggest file, of copyMin or more), so the output's
+		// row groups are bounded by the copied file's.
+		biggest := -1
+		for i, f := range files {
+			if f.eligible && (biggest < 0 || f.size > files[biggest].size) {
+				biggest = i
 			}
 		}
-		if tail >= 0 && (sel.tailMax <= 0 || rowGroups[tail]+1 < sel.tailMax) {
-			copied[tail] = true
+		switch {
+		case biggest < 0:
+		case total < sel.copyMin:
+			keep[biggest] = leading(files[biggest].rowGroups, total-files[biggest].size, sel.tailMax)
+		case files[biggest].size >= sel.copyMin:
+			keep[biggest] = leading(files[biggest].rowGroups, total-files[biggest].size, sel.copyMax)
 		}
-		return copied
+		return keep
 	}
-	n, rest := 0, 0
-	for i := range sizes {
-		if eligible[i] && sizes[i] >= sel.copyMin && (sel.copyMax <= 0 || rowGroups[i] < sel.copyMax) {
-			copied[i] = true
-			n++
+	copied, rewritten := 0, 0
+	for i, f := range files {
+		if f.eligible && f.size >= sel.copyMin && (sel.copyMax <= 0 || len(f.rowGroups) < sel.copyMax) {
+			keep[i] = len(f.rowGroups)
+			copied++
 		} else {
-			rest = 1
+			rewritten = 1
 		}
 	}
-	if n+rest < 2 {
-		clear(copied) // one file alone: nothing to join it with
+	if copied+rewritten < 2 {
+		clear(keep) // one file alone: nothing to join it with
 	}
-	return copied
+	return keep
+}
+
+// leading is how many leading row groups of a file (their sizes, in file
+// order) a merge that adds `added` bytes copies, so that the file it
+// writes holds at most most row groups (0: no limit): all of them when
+// that leaves room for the added row group; otherwise the trailing ones
+// are rewritten with the added bytes, at least enough to fit, and then
+// each next one back while it is no bigger than the bytes taken so far.
+// A file's row groups so stay few and about decreasing in size, and a
+// merge decodes the small recent ones, not the big old ones (the size
+// tiers inside one file, as tiered compaction keeps them in files).
+func leading(rowGroups []int64, added int64, most int) int {
+	n := len(rowGroups)
+	if most <= 0 || n < most {
+		return n
+	}
+	sum := added
+	for n > 0 && (n > most-1 || rowGroups[n-1] <= sum) {
+		sum += rowGroups[n-1]
+		n--
+	}
+	return n
 }
 
 // deferred is what a run's budget put off: groups left whole for later

@@ -17,10 +17,11 @@ import (
 	"github.com/floehq/floe/sdk"
 )
 
-// simFile is a data file of the simulation: its bytes and row groups.
+// simFile is a data file of the simulation: its bytes and its row
+// groups' sizes, in file order.
 type simFile struct {
 	size      int64
-	rowGroups int
+	rowGroups []int64
 }
 
 // simStats is what a simulation measured.
@@ -59,7 +60,7 @@ func simulate(sel selection, parts, steps, every int, small int64, hot func(step
 	for step := 1; step <= steps; step++ {
 		for p := range parts {
 			if hot(step, p) {
-				files[p] = append(files[p], simFile{size: small, rowGroups: 1})
+				files[p] = append(files[p], simFile{size: small, rowGroups: []int64{small}})
 				st.added += small
 				last[p] = step
 			}
@@ -144,7 +145,7 @@ func simulate(sel selection, parts, steps, every int, small int64, hot func(step
 	for p := range parts {
 		rg := 0
 		for _, f := range files[p] {
-			rg += f.rowGroups
+			rg += len(f.rowGroups)
 		}
 		st.files = append(st.files, len(files[p]))
 		st.rowGroups = append(st.rowGroups, rg)
@@ -156,39 +157,42 @@ func simulate(sel selection, parts, steps, every int, small int64, hot func(step
 // group's output files.
 func (st *simStats) execute(sel selection, g []simFile, full bool) []simFile {
 	var total int64
-	for _, f := range g {
-		total += f.size
-	}
-	sizes, groups, eligible := make([]int64, len(g)), make([]int, len(g)), make([]bool, len(g))
+	facts := make([]fileFacts, len(g))
 	for i, f := range g {
-		sizes[i], groups[i], eligible[i] = f.size, f.rowGroups, !full
+		total += f.size
+		facts[i] = fileFacts{size: f.size, rowGroups: f.rowGroups, eligible: !full}
 	}
-	var decode, copyRG []simFile
-	for i, c := range sel.copyPlan(total, sizes, groups, eligible) {
-		if c {
-			copyRG = append(copyRG, g[i])
-		} else {
-			decode = append(decode, g[i])
+	keep := sel.copyPlan(total, facts)
+	type copied struct{ rowGroups []int64 }
+	var kept []copied
+	var decoded int64
+	for i, f := range g {
+		kept = append(kept, copied{f.rowGroups[:keep[i]]})
+		for _, size := range f.rowGroups[keep[i]:] {
+			decoded += size
 		}
 	}
-	for _, f := range decode {
-		st.decoded += f.size
-	}
-	if len(copyRG) == 0 {
-		// The writer rolls files at the target size.
+	st.decoded += decoded
+	if decoded == total {
+		// Nothing copied: the writer rolls files at the target size.
 		var out []simFile
 		for ; total > sel.target; total -= sel.target {
-			out = append(out, simFile{size: sel.target, rowGroups: 1})
+			out = append(out, simFile{size: sel.target, rowGroups: []int64{sel.target}})
 		}
-		return append(out, simFile{size: total, rowGroups: 1})
+		return append(out, simFile{size: total, rowGroups: []int64{total}})
 	}
+	// Copied row groups first, the biggest file's first; the rewritten
+	// ones after them in one row group.
+	slices.SortStableFunc(kept, func(a, b copied) int { return cmp.Compare(len(b.rowGroups), len(a.rowGroups)) })
 	joined := simFile{size: total}
-	if len(decode) > 0 {
-		joined.rowGroups = 1
+	for _, c := range kept {
+		for _, size := range c.rowGroups {
+			st.copied += size
+			joined.rowGroups = append(joined.rowGroups, size)
+		}
 	}
-	for _, f := range copyRG {
-		st.copied += f.size
-		joined.rowGroups += f.rowGroups
+	if decoded > 0 {
+		joined.rowGroups = append(joined.rowGroups, decoded)
 	}
 	return []simFile{joined}
 }
@@ -444,44 +448,64 @@ func TestHeadTake(t *testing.T) {
 	}
 }
 
-// TestCopyPlan: which files' row groups a group copies.
+// TestCopyPlan: how many leading row groups of each file a group copies.
 func TestCopyPlan(t *testing.T) {
-	head := selection{strategy: strategyHead, target: 1000, done: 750, copyMin: 100, copyMax: 8, tailMax: 4}
+	head := selection{strategy: strategyHead, target: 1000, done: 750, copyMin: 100, copyMax: 4, tailMax: 4}
 	tiered := head
 	tiered.strategy = strategyTiered
 	off := head
 	off.copyMin = 0
-	yes := func(n int) []bool {
-		out := make([]bool, n)
-		for i := range out {
-			out[i] = true
+	f := func(rowGroups ...int64) fileFacts {
+		ff := fileFacts{rowGroups: rowGroups, eligible: true}
+		for _, size := range rowGroups {
+			ff.size += size
 		}
-		return out
+		return ff
 	}
+	dirty := f(30)
+	dirty.eligible = false
 	for _, c := range []struct {
-		why       string
-		sel       selection
-		sizes     []int64
-		rowGroups []int
-		eligible  []bool
-		want      []bool
+		why   string
+		sel   selection
+		files []fileFacts
+		want  []int
 	}{
-		{"a tail merge copies the tail and rewrites the newest files", head, []int64{10, 10, 40}, []int{1, 1, 2}, yes(3), []bool{false, false, true}},
-		{"a tail that would reach tail-max-row-groups is rewritten", head, []int64{10, 10, 40}, []int{1, 1, 3}, yes(3), []bool{false, false, false}},
-		{"the biggest eligible file is the tail", head, []int64{10, 30, 40}, []int{1, 1, 1}, []bool{true, true, false}, []bool{false, true, false}},
-		{"a head append copies the head", head, []int64{30, 40, 200}, []int{1, 3, 7}, yes(3), []bool{false, false, true}},
-		{"unless it has copy-row-groups.max-row-groups", head, []int64{30, 40, 200}, []int{1, 3, 8}, yes(3), []bool{false, false, false}},
-		{"a finished file is rewritten whole", head, []int64{100, 700}, []int{1, 1}, yes(2), []bool{false, false}},
-		{"one file alone is not copied", head, []int64{40}, []int{1}, yes(1), []bool{false}},
-		{"tiered copies files of copyMin", tiered, []int64{10, 10, 200}, []int{1, 1, 1}, yes(3), []bool{false, false, true}},
-		{"copying off", off, []int64{10, 10, 200}, []int{1, 1, 1}, yes(3), []bool{false, false, false}},
+		{"a tail merge copies the tail and rewrites the newest files", head, []fileFacts{f(10), f(10), f(20, 20)}, []int{0, 0, 2}},
+		{"a tail at tail-max-row-groups keeps its leading row groups bigger than the rest", head, []fileFacts{f(2), f(2), f(30, 8, 4, 4)}, []int{0, 0, 1}},
+		{"and as few as fit", head, []fileFacts{f(2), f(30, 20, 10, 4)}, []int{0, 3}},
+		{"the biggest eligible file is the tail", head, []fileFacts{f(10), f(20), dirty}, []int{0, 1, 0}},
+		{"a head append copies the head", head, []fileFacts{f(30), f(40), f(100, 60, 40)}, []int{0, 0, 3}},
+		{"a head at copy-row-groups.max-row-groups rewrites its small trailing row groups", head, []fileFacts{f(50), f(60), f(300, 100, 40, 30)}, []int{0, 0, 1}},
+		{"two heads: the biggest is copied", head, []fileFacts{f(30), f(150), f(400)}, []int{0, 0, 1}},
+		{"a finished file is rewritten whole", head, []fileFacts{f(100), f(700)}, []int{0, 0}},
+		{"one file alone is not copied", head, []fileFacts{f(40)}, []int{0}},
+		{"tiered copies whole files of copyMin", tiered, []fileFacts{f(10), f(10), f(200)}, []int{0, 0, 1}},
+		{"tiered rewrites a file with copy-row-groups.max-row-groups whole", tiered, []fileFacts{f(10), f(10), f(50, 50, 50, 50)}, []int{0, 0, 0}},
+		{"copying off", off, []fileFacts{f(10), f(10), f(200)}, []int{0, 0, 0}},
 	} {
 		var total int64
-		for _, size := range c.sizes {
-			total += size
+		for _, ff := range c.files {
+			total += ff.size
 		}
-		if got := c.sel.copyPlan(total, c.sizes, c.rowGroups, c.eligible); !slices.Equal(got, c.want) {
-			t.Errorf("%s: copyPlan(%v, %v, %v) = %v; want %v", c.why, c.sizes, c.rowGroups, c.eligible, got, c.want)
+		if got := c.sel.copyPlan(total, c.files); !slices.Equal(got, c.want) {
+			t.Errorf("%s: copyPlan(%v) = %v; want %v", c.why, c.files, got, c.want)
+		}
+	}
+	// leading: the trailing row groups no bigger than the bytes taken.
+	for _, c := range []struct {
+		rowGroups []int64
+		added     int64
+		most      int
+		want      int
+	}{
+		{[]int64{40, 30}, 5, 4, 2},           // room left: all copied
+		{[]int64{40, 30, 20, 10}, 5, 4, 3},   // 10 must go; 20 > 15 stays
+		{[]int64{100, 30, 20, 10}, 15, 4, 1}, // 10 must go; then 20 ≤ 25, 30 ≤ 45; 100 > 75 stays
+		{[]int64{8, 8, 8, 8}, 8, 4, 0},       // equal tiers all go: one row group
+		{[]int64{100}, 5, 0, 1},              // no limit
+	} {
+		if got := leading(c.rowGroups, c.added, c.most); got != c.want {
+			t.Errorf("leading(%v, %d, %d) = %d; want %d", c.rowGroups, c.added, c.most, got, c.want)
 		}
 	}
 }
