@@ -68,6 +68,15 @@ type maintRunReport struct {
 	Detail      string    `json:"detail"`
 }
 
+// keysOrDefaults names the with-maintenance run's own keys, or says it has
+// none.
+func keysOrDefaults(m map[string]string) string {
+	if len(m) == 0 {
+		return "and nothing else (the plugin's defaults)"
+	}
+	return "and " + joinKeys(m)
+}
+
 // change describes a ratio new/old as "N % lower" or "N % higher".
 func change(ratio float64) string {
 	if ratio <= 1 {
@@ -107,7 +116,7 @@ func Maintenance(t *T, o Options, rep *Report) {
 		rate = Num(o.MaintDatagenCap) + " records/s"
 	}
 	rep.Para("`datagen` (`event.avsc`, uniform keys, %s) → `hash` → `iceberg`, `tasks.max=%d` (%d writers, one committer), `commit.interval.ms=%d`, table partitioned by `%s`; "+
-		"%s per run, once without maintenance and once with `\"maintenance\": \"iceberg-maintenance\"` and %s. Files and manifests are counted every %s from the "+
+		"%s per run, once without maintenance and once with `\"maintenance\": \"iceberg-maintenance\"` %s. Files and manifests are counted every %s from the "+
 		"current snapshot's manifests (iceberg-go). Full scan: `SELECT count(*), sum(%s)` with DuckDB (`iceberg_scan` of the metadata file) and PyIceberg "+
 		"(`StaticTable.scan(...).to_arrow()`), timed inside the reader (`e2e/bench/scan_time.py`: metadata, planning and data, not the interpreter's start), "+
 		"%d runs each, interleaved over the three tables; medians. \"Compacted\" is the without-maintenance table after "+
@@ -116,7 +125,7 @@ func Maintenance(t *T, o Options, rep *Report) {
 		"and once the tail holds 4 MiB it is rewritten into one row group appended to the partition's head, whose row groups are copied, until the head reaches 75 %% of the target and is rewritten whole), "+
 		"due at 4 small files in a partition, at most every second, the table's target size (write.target-file-size-bytes, else 128 MiB), partitions idle for 60 commit intervals compacted fully; "+
 		"expiry keeps the newest max-snapshots (400) of the last hour, due at 500 snapshots and at most every 60 commit intervals (1 min).",
-		rate, o.MaintWriters, o.MaintWriters, o.MaintInterval.Milliseconds(), o.PartitionBy, o.MaintDuration, joinKeys(o.MaintConfig), o.MaintSample,
+		rate, o.MaintWriters, o.MaintWriters, o.MaintInterval.Milliseconds(), o.PartitionBy, o.MaintDuration, keysOrDefaults(o.MaintConfig), o.MaintSample,
 		o.ScanColumn, o.ScanRuns)
 
 	without := maintenanceRun(t, env, o, false)

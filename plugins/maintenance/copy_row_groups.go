@@ -23,8 +23,7 @@ import (
 // at a good size, or the newest files that a tail merge only gathers.
 // rewriteGroup copies those files' row groups as they are and rewrites
 // only the group's other files, the way parquet-mr's appendRowGroups
-// joins files. The file that finally reaches the done size is rewritten
-// whole, so finished files hold full row groups.
+// joins files.
 
 // rewriteGroup rewrites one job's group into one file (or more, at the
 // target size, when nothing can be copied).
@@ -137,11 +136,10 @@ func rowGroups(f iceberg.DataFile) int { return len(rowGroupSizes(f)) }
 // whole files, or the trailing row groups of a file whose leading ones
 // are copied, as a byte range) and what is copied (parts, biggest file
 // first), as selection.copyPlan says for whole Parquet files with no
-// deletes to apply; nothing is copied when copyPlan copies nothing.
-// Everything is rewritten by a group whose output is a finished file (at
-// the done size, never merged again: it gets the table's codec and full
-// row groups, which queries read fastest), by the full compaction of an
-// idle partition, by a forced run (a full compaction) and on a v3 table
+// deletes to apply; nothing is copied when copyPlan copies nothing (with
+// the tiered strategy, a group whose output is a finished file). Everything
+// is rewritten, with the table's codec and full row groups, by the full
+// compaction of an idle partition and by a forced run; and on a v3 table
 // (row lineage is written with the rows).
 func (rw *rewriter) splitForCopy(j job) (rewrite []table.FileScanTask, copies []part) {
 	if rw.env.forced || rw.sel.idle[j.g.PartitionKey] || j.tbl.Metadata().Version() >= 3 {

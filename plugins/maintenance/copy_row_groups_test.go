@@ -130,14 +130,16 @@ func TestCopyRowGroupsJoinsBigFiles(t *testing.T) {
 		"maintenance.rewrite-data-files.copy-row-groups.max-row-groups", "2")...))
 	rewrittenWhole("the run with a 2-row-group file", capped, sdk.CycleRequest{}, 1300)
 
-	// A merge whose output is a finished file (the target is the table's
-	// bytes, so the group reaches 75 % of it) rewrites it whole.
+	// With the tiered strategy a merge whose output is a finished file
+	// (the target is the table's bytes, so the group reaches 75 % of it)
+	// rewrites it whole.
 	commitIDs(1300, 8, 50)
 	var total int64
 	for _, task := range planTasks(t, cat, "db.events") {
 		total += task.File.FileSizeBytes()
 	}
 	finishing := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		keyStrategy, strategyTiered, // head keeps a finished file's row groups
 		"maintenance.rewrite-data-files.min-interval.ms", "0",
 		"maintenance.rewrite-data-files.target-file-size-bytes", strconv.FormatInt(max(total, 1024), 10),
 		"maintenance.rewrite-data-files.copy-row-groups.min-file-bytes", "2048")...))

@@ -77,8 +77,9 @@
 // target), ahead of bigger groups still waiting; such small groups may
 // start in one slot beyond max-concurrent-groups (2). Row groups of files
 // that an earlier merge wrote are copied byte for byte instead of decoded
-// (copy_row_groups.go, package stitch); the merge that finishes a file
-// (75 % of the target) rewrites it whole, with the table's codec.
+// (copy_row_groups.go, package stitch); with the tiered strategy the merge
+// that finishes a file (75 % of the target) rewrites it whole, with the
+// table's codec.
 //
 // # Hot and cold partitions
 //
@@ -91,18 +92,22 @@
 //   - the tail gathers the newest files: a run merges the partition's
 //     small files but the head into one, copying the tail's row groups
 //     and decoding only the new files into one row group after them, so
-//     taking in a second's file costs a copy of a few MiB. A tail that
-//     would reach copy-row-groups.tail-max-row-groups (8) row groups is
-//     rewritten into one, so readers never meet many tiny row groups;
+//     taking in a second's file costs a copy of a few MiB;
 //   - once the tail and the new files hold copy-row-groups.min-file-bytes
 //     (4 MiB), they are rewritten into one row group appended to the
 //     head, the partition's biggest small file, whose row groups are
-//     copied: the head grows 4 MiB at a time and each row group it holds
-//     is at least that. A head with copy-row-groups.max-row-groups (8)
-//     is rewritten whole at its next append;
-//   - the head's append that reaches 75 % of the target rewrites it
-//     whole, with the table's codec and full row groups: a finished
-//     file, never merged again.
+//     copied: the head grows 4 MiB at a time;
+//   - a head that reaches 75 % of the target is a finished file, never
+//     merged again; it keeps its row groups (a forced run or the idle
+//     compaction below rewrites them with the table's codec).
+//
+// A tail or head that would hold more than tail-max-row-groups or
+// max-row-groups row groups (8 each) keeps its leading row groups and has
+// its trailing ones rewritten with the new rows, as many as needed and
+// each next one back while it is no bigger than the bytes taken so far:
+// its row groups stay few and about decreasing in size (the size tiers
+// of tiered compaction, inside one file), and readers never meet many
+// tiny row groups.
 //
 // In the 15-minute bench (8 writers, bucket(16), 1 s commits) the
 // fullest partition stays at about five files where tiered kept eight,

@@ -47,10 +47,9 @@ func TestCompactionKeepsRows(t *testing.T) {
 			t.Errorf("cycle's tables = %+v; want db.events with 4 files, 1 in the fullest partition", res.Tables)
 		}
 		t.Logf("compaction: %s", r.Detail)
-		// Four groups in at most partial-progress.max-commits (3) commits:
-		// two groups each.
-		if !strings.Contains(r.Detail, "4 of 4 partition group(s), 2 commit(s)") {
-			t.Errorf("detail %q; want 4 groups in 2 commits", r.Detail)
+		// Four groups in partial-progress.max-commits (1) commit.
+		if !strings.Contains(r.Detail, "4 of 4 partition group(s), 1 commit(s)") {
+			t.Errorf("detail %q; want 4 groups in 1 commit", r.Detail)
 		}
 
 		after := scan(t, cat, "db.events")

@@ -25,13 +25,13 @@ const (
 	// they are rewritten into one row group appended to the head, whose
 	// row groups are copied. A tail or head that would hold more than
 	// tail-max-row-groups or max-row-groups row groups has its trailing,
-	// small ones rewritten with the new rows (leading), and the head is
-	// rewritten whole when it reaches 75 % of the target, a finished
-	// file. Each byte is decoded three to four times (into the tail, into
-	// the head, into the finished file, and a share of the row-group
-	// merges) and copied about target / (2 × head size) times; the
-	// partition holds its finished files, a head, a tail and the
-	// arrivals. Chosen over tiered by simulation (selection_test.go).
+	// small ones rewritten with the new rows (leading); a head that
+	// reaches 75 % of the target is a finished file, never merged again.
+	// Each byte is decoded about three times (into the tail, into the
+	// head, and a share of the row-group merges) and copied about
+	// target / (2 × head size) times; the partition holds its finished
+	// files, a head, a tail and the arrivals. Chosen over tiered by
+	// simulation (selection_test.go).
 	strategyHead = "head"
 	// strategyTiered takes, per partition, the smallest files and each
 	// next one that is at most size-ratio times the bytes taken so far
@@ -135,21 +135,24 @@ type fileFacts struct {
 // copyPlan says, for each file of a group of total bytes, how many of its
 // leading row groups are copied as they are instead of being rewritten
 // (0: none, all of them: the whole file). What is not copied is rewritten
-// into one row group after the copied ones. A group that makes a finished
-// file (done) copies nothing, and neither does a group of one file alone.
+// into one row group after the copied ones. A group of one file alone
+// copies nothing.
 //
 // With the head strategy a group copies one file, its biggest: in a
 // group under copyMin (a tail merge) the tail, so taking in the newest
 // files costs a copy of the tail and a decode of the new rows only;
-// otherwise the head, when it has copyMin bytes. A file the merge would
-// leave with more than tailMax (tail) or copyMax (head) row groups keeps
-// only its leading ones (see leading): its trailing, smallest ones are
-// rewritten with the new rows. The tiered strategy copies whole files of
-// copyMin or more with fewer than copyMax row groups, and rewrites the
-// others whole.
+// otherwise the head, when it has copyMin bytes, also when the merge
+// makes it a finished file (done): a head's row groups are already big,
+// and rewriting every finished file whole would decode each byte once
+// more (a fifth of the strategy's CPU in the bench). A file the merge
+// would leave with more than tailMax (tail) or copyMax (head) row groups
+// keeps only its leading ones (see leading): its trailing, smallest ones
+// are rewritten with the new rows. The tiered strategy copies whole files
+// of copyMin or more with fewer than copyMax row groups, rewrites the
+// others whole, and rewrites a group that makes a finished file whole.
 func (sel selection) copyPlan(total int64, files []fileFacts) []int {
 	keep := make([]int, len(files))
-	if sel.copyMin <= 0 || total >= sel.done || len(files) < 2 {
+	if sel.copyMin <= 0 || len(files) < 2 {
 		return keep
 	}
 	if sel.strategy == strategyHead {
@@ -170,6 +173,9 @@ func (sel selection) copyPlan(total int64, files []fileFacts) []int {
 			keep[biggest] = leading(files[biggest].rowGroups, total-files[biggest].size, sel.copyMax)
 		}
 		return keep
+	}
+	if total >= sel.done {
+		return keep // tiered: a finished file is rewritten whole
 	}
 	copied, rewritten := 0, 0
 	for i, f := range files {
