@@ -122,7 +122,7 @@ func Maintenance(t *T, o Options, rep *Report) {
 		"%d runs each, interleaved over the three tables; medians. \"Compacted\" is the without-maintenance table after "+
 		"`floe maintain <connector.json> --once --force rewrite-data-files`; its pre-compaction snapshot is what \"without\" scans. "+
 		"Compaction uses the plugin's defaults unless the keys above set them: the head strategy (per partition, the newest files are merged into a tail by copying the tail's row groups, "+
-		"and once the tail holds 4 MiB it is rewritten into one row group appended to the partition's head, whose row groups are copied, until the head reaches 75 %% of the target and is rewritten whole), "+
+		"and once the tail holds 4 MiB it is rewritten into one row group appended to the partition's head, whose row groups are copied, until the head nears the target size: a finished file, its row groups kept), "+
 		"due at 4 small files in a partition, at most every second, the table's target size (write.target-file-size-bytes, else 128 MiB), partitions idle for 60 commit intervals compacted fully; "+
 		"expiry keeps the newest max-snapshots (400) of the last hour, due at 500 snapshots and at most every 60 commit intervals (1 min).",
 		rate, o.MaintWriters, o.MaintWriters, o.MaintInterval.Milliseconds(), o.PartitionBy, o.MaintDuration, keysOrDefaults(o.MaintConfig), o.MaintSample,

@@ -15,7 +15,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if s.pollInterval != time.Minute || s.retainLast != 10 || s.maxAge != time.Hour || s.orphanAge != 72*time.Hour ||
 		s.minInputFiles != 2 || s.strategy != strategyHead || s.sizeRatio != 3 || !s.partialProgress || s.maxGroups != 2 || s.copyRowGroupsMin != 4<<20 ||
-		s.copyRowGroupsMax != 8 || s.tailRowGroupsMax != 8 || s.idleAfter != time.Hour ||
+		s.copyRowGroupsMax != 4 || s.tailRowGroupsMax != 6 || s.idleAfter != time.Hour ||
 		s.orphanDryRun || s.catalogName != "floe" {
 		t.Errorf("defaults: %+v", s)
 	}

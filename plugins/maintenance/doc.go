@@ -97,12 +97,13 @@
 //     (4 MiB), they are rewritten into one row group appended to the
 //     head, the partition's biggest small file, whose row groups are
 //     copied: the head grows 4 MiB at a time;
-//   - a head that reaches 75 % of the target is a finished file, never
-//     merged again; it keeps its row groups (a forced run or the idle
-//     compaction below rewrites them with the table's codec).
+//   - a head that another append would take past the target size (at
+//     124 MiB of 128) is a finished file, never merged again, about as
+//     big as a full compaction's; it keeps its row groups (a forced run
+//     or the idle compaction below rewrites them with the table's codec).
 //
-// A tail or head that would hold more than tail-max-row-groups or
-// max-row-groups row groups (8 each) keeps its leading row groups and has
+// A tail or head that would hold more than tail-max-row-groups (6) or
+// max-row-groups (4) row groups keeps its leading row groups and has
 // its trailing ones rewritten with the new rows, as many as needed and
 // each next one back while it is no bigger than the bytes taken so far:
 // its row groups stay few and about decreasing in size (the size tiers

@@ -26,7 +26,8 @@ const (
 	// row groups are copied. A tail or head that would hold more than
 	// tail-max-row-groups or max-row-groups row groups has its trailing,
 	// small ones rewritten with the new rows (leading); a head that
-	// reaches 75 % of the target is a finished file, never merged again.
+	// another append would take past the target is a finished file,
+	// never merged again.
 	// Each byte is decoded about three times (into the tail, into the
 	// head, and a share of the row-group merges) and copied about
 	// target / (2 × head size) times; the partition holds its finished
@@ -92,6 +93,14 @@ func selectionFor(s settings, target int64, forced bool) selection {
 	if forced {
 		sel.strategy = strategyBinPack
 		sel.budget = 0
+	}
+	if sel.strategy == strategyHead && sel.copyMin > 0 {
+		// A head grows by copying, so it may grow to the target: it is
+		// finished once another head-size append would not fit, not at
+		// 75 % of the target. Finished files are then about as big as a
+		// full compaction writes them, and a partition between the two
+		// sizes holds one file fewer.
+		sel.done = max(sel.done, target-sel.copyMin)
 	}
 	return sel
 }
@@ -250,15 +259,15 @@ func (sel selection) withinBudget(groups []table.CompactionTaskGroup) ([]table.C
 		return groups, deferred{}
 	}
 	slices.SortStableFunc(groups, func(a, b table.CompactionTaskGroup) int {
-		return cmp.Compare(a.TotalSizeBytes, b.TotalSizeBytes)
+		return cmp.Compare(sel.cost(a), sel.cost(b))
 	})
 	var kept []table.CompactionTaskGroup
 	var d deferred
 	var sum int64
 	for i, g := range groups {
-		if i == 0 || sum+g.TotalSizeBytes <= sel.budget {
+		if i == 0 || sum+sel.cost(g) <= sel.budget {
 			kept = append(kept, g)
-			sum += g.TotalSizeBytes
+			sum += sel.cost(g)
 			continue
 		}
 		c, ok := sel.cut(g, sel.budget-sum)
@@ -268,11 +277,31 @@ func (sel selection) withinBudget(groups []table.CompactionTaskGroup) ([]table.C
 			continue
 		}
 		kept = append(kept, c)
-		sum += c.TotalSizeBytes
+		sum += sel.cost(c)
 		d.cut++
 		d.bytes += g.TotalSizeBytes - c.TotalSizeBytes
 	}
 	return kept, d
+}
+
+// cost is what a group weighs against max-bytes-per-run: its bytes, less
+// its head's with the head strategy. A head's row groups are copied, at
+// a small share of a decode's cost, so a head append weighs what it
+// decodes; counting the head would cut appends to big heads down to their
+// small files, which then reach copyMin beside the head and are decoded
+// a second time when they join it.
+func (sel selection) cost(g table.CompactionTaskGroup) int64 {
+	if sel.strategy != strategyHead || len(g.Tasks) < 2 {
+		return g.TotalSizeBytes
+	}
+	var biggest int64
+	for _, t := range g.Tasks {
+		biggest = max(biggest, t.File.FileSizeBytes())
+	}
+	if biggest < sel.copyMin {
+		return g.TotalSizeBytes
+	}
+	return g.TotalSizeBytes - biggest
 }
 
 // cut is g's smallest files whose bytes fit room, when they are at least
