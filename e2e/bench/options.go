@@ -122,9 +122,10 @@ func Defaults(repo string, quick bool) Options {
 		MaintWriters:  8,
 		// The with-maintenance run takes the plugin's defaults (tuned
 		// for 1 s commits: look every commit interval, compact a
-		// partition once it has 6 small files, at most every 2 s,
-		// size-tiered with ratio 3, copying the row groups of files of
-		// 4 MiB or more with fewer than 4, two groups at once, at
+		// partition once it has 4 small files, at most every second,
+		// with the head strategy (a tail gathers the newest files by
+		// copying its row groups, a head gains the tail's bytes 4 MiB
+		// at a time), two groups at once plus one for small ones, at
 		// niceness 10; expire beyond the newest 400 snapshots of the
 		// last hour, due at 500).
 		MaintConfig:    map[string]string{},

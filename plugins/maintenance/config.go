@@ -61,6 +61,8 @@ const (
 	keyReplanInterval          = "maintenance.rewrite-data-files.replan-interval.ms"
 	keyCopyRowGroups           = "maintenance.rewrite-data-files.copy-row-groups.min-file-bytes"
 	keyCopyRowGroupsMax        = "maintenance.rewrite-data-files.copy-row-groups.max-row-groups"
+	keyTailRowGroupsMax        = "maintenance.rewrite-data-files.copy-row-groups.tail-max-row-groups"
+	keyIdlePartition           = "maintenance.rewrite-data-files.idle-partition.ms"
 
 	keyManifestTarget = "maintenance.rewrite-manifests.target-manifest-size-bytes"
 
@@ -113,11 +115,12 @@ type taskDefaults struct {
 
 var defaults = map[string]taskDefaults{
 	// Compaction looks as often as the poll interval allows: at 1 s
-	// commits a partition gains a file a second, and the tiered strategy
-	// keeps a run that finds little to do cheap. 6 small files, 2 s
-	// apart: with these the 15-minute bench at 1 s commits keeps its
-	// fullest partition at a median of 8 files (bench-results/).
-	taskRewriteData: {enabled: true, smallFiles: 6, deletes: 5, minInterval: 2 * time.Second,
+	// commits a partition gains a file a second, and the head strategy
+	// merges the newest files by copying them, so a run that finds
+	// little to do is cheap. A head and a tail are small files too, so 4
+	// small files in a partition is two new ones; a second apart at
+	// least, which at 1 s commits is every cycle.
+	taskRewriteData: {enabled: true, smallFiles: 4, deletes: 5, minInterval: time.Second,
 		doc: "compacts small data files of each partition into files of the target size (a replace commit per partition), picking files by the strategy"},
 	// Every compaction commit adds manifests; merge them back soon.
 	taskRewriteManifests: {enabled: true, manifests: 20, minInterval: time.Minute,
@@ -168,10 +171,10 @@ func Spec() sdk.Spec {
 			Check(atLeastInt(1<<10)).InGroup(taskRewriteData),
 		sdk.Int(keyMinInputFiles).
 			Describe("Fewest files of one partition worth rewriting together: a partition whose strategy picks fewer is left alone.").
-			Default("3").Min(2).InGroup(taskRewriteData),
+			Default("2").Min(2).InGroup(taskRewriteData),
 		sdk.String(keyStrategy).
-			Describe("Which small files of a partition a run rewrites. tiered (size-tiered, for streaming tables): the smallest files, plus each next one at most size-ratio times the bytes taken so far, up to the target size; each byte is rewritten O(log(target/small)) times and a partition keeps about that many files plus the newest arrivals. bin-pack: every small file of the partition each run (a full compaction; at 1 s commits it rewrites the partition's whole history every run). A forced run (floe maintain --force rewrite-data-files) always bin-packs.").
-			Default(strategyTiered).OneOf(strategyTiered, strategyBinPack).InGroup(taskRewriteData),
+			Describe("Which small files of a partition a run rewrites. head (for streaming tables): the partition's small files but its biggest (the head) are merged into one, the tail, copying the row groups of the newest files instead of decoding them (see copy-row-groups.tail-max-row-groups); once they hold copy-row-groups.min-file-bytes they are rewritten into one row group appended to the head (whose row groups are copied), until another append would take the head past the target size: a finished file, its row groups kept. A hot partition keeps its finished files, a head, a tail and the files of the last second or two; each byte is decoded about three times. tiered (size-tiered): the smallest files, plus each next one at most size-ratio times the bytes taken so far, up to the target size; each byte is rewritten O(log(target/small)) times and a partition keeps about that many files plus the newest arrivals. bin-pack: every small file of the partition each run (a full compaction; at 1 s commits it rewrites the partition's whole history every run). A forced run (floe maintain --force rewrite-data-files) always bin-packs; so does a run for a partition idle for idle-partition.ms, whatever the strategy.").
+			Default(strategyHead).OneOf(strategyHead, strategyTiered, strategyBinPack).InGroup(taskRewriteData),
 		sdk.Double(keySizeRatio).
 			Describe("tiered: a file joins a rewrite when it is at most this many times the bytes of the smaller files taken. Higher leaves fewer files per partition and rewrites each byte more often (about log(target/small) / log(1 + 1/ratio) times at most); with copy-row-groups most of those rewrites of big files are copies.").
 			Default("3").Min(0.5).Max(100).InGroup(taskRewriteData),
@@ -179,8 +182,8 @@ func Spec() sdk.Spec {
 			Describe("Commit each partition's rewrite on its own, so a conflict or failure in one keeps the others; false commits all groups at once.").
 			Default("true").InGroup(taskRewriteData),
 		sdk.Int(keyMaxCommits).
-			Describe("With partial progress, the most commits one run makes: its partition groups are committed in this many batches, each as soon as it is rewritten. Every commit is a snapshot in the table's metadata, so keep it low when a run comes every few seconds.").
-			Default("3").Min(1).Max(1000).InGroup(taskRewriteData),
+			Describe("With partial progress, the commits of a run's plan: its partition groups are committed in this many batches, each as soon as its groups are rewritten (a group that fails leaves the others' commits alone); each re-plan's groups (replan-interval) are one more commit. Every commit is a snapshot in the table's metadata, and expiry keeps max-snapshots of them: at 1 s commits the head strategy runs every few seconds, and 3 commits a plan took compaction to about 70 snapshots a minute, the table's peak to 534 snapshots and a 519 KiB metadata.json between expiries, over issue 18's 512 KiB; 1 keeps them to about 40.").
+			Default("1").Min(1).Max(1000).InGroup(taskRewriteData),
 		sdk.Int(keyMaxGroups).
 			Describe("Partition groups read and rewritten at once (each uses up to the process's CPUs and about a target file of memory); groups of a re-plan (replan-interval) may use one more.").
 			Default("2").Min(1).Max(64).InGroup(taskRewriteData),
@@ -188,17 +191,24 @@ func Spec() sdk.Spec {
 			Describe("Most bytes of input one run rewrites (0: no limit). A run takes its partition groups smallest first, so the newest small files are always merged, and a tier's big merge waits for a later run instead of holding the table's compaction for minutes while small files pile up behind it. At least twice the target size, so the biggest group always fits behind the small ones. A forced run (floe maintain --force rewrite-data-files) takes everything.").
 			Default("268435456").Check(atLeastInt(0)).InGroup(taskRewriteData),
 		sdk.String(keyIntermediateCompression).
-			Describe("Parquet codec of compacted files still under 75 % of the target size, which a later run merges again: codec or codec:level (zstd:1, lz4raw, snappy, …), or table for the table's write.parquet.compression-codec. Files that reach the target, and a forced run's, use the table's codec. With the tiered strategy most rewritten bytes are such intermediate files, and zstd at level 1 writes them about 15 % faster than zstd's default level, about as small (as LSM stores compress upper levels lighter than the bottom one).").
+			Describe("Parquet codec of what compaction writes into files still under 75 % of the target size, which a later run merges again: codec or codec:level (zstd:1, lz4raw, snappy, …), or table for the table's write.parquet.compression-codec. Most rewritten bytes are such intermediate files, and zstd at level 1 writes them about 15 % faster than zstd's default level, about as small (as LSM stores compress upper levels lighter than the bottom one). With the tiered strategy a file that reaches 75 % of the target is rewritten with the table's codec; with the head strategy a finished file keeps its head's row groups, written with this codec (table gives them the table's, for more CPU). A forced run and an idle partition's full compaction use the table's codec.").
 			Default("zstd:1").Check(func(v string) error { _, err := parseCompression(v); return err }).InGroup(taskRewriteData),
 		sdk.Duration(keyReplanInterval).
 			Describe("While a run's groups are being rewritten, plan the table again this often and merge the files that arrived since (the run's own files left out) in groups of their own, of at most 1/16 of the target size (the newest files and the smallest tiers), which go ahead of bigger groups still waiting and may start in one slot beyond max-concurrent-groups. At 1 s commits a tier's big merges take seconds and every partition gains a file a second meanwhile; this keeps those files from piling up until the next run. Re-plans stop when the run's first plan is done, so a run still ends. 0 plans once per run; a forced run, a run without partial progress and the bin-pack strategy plan once.").
 			Default("1000").Check(offOrAtLeast(100*time.Millisecond)).InGroup(taskRewriteData),
 		sdk.Long(keyCopyRowGroups).
-			Describe("Parquet files of a group of at least this many bytes with no deletes to apply are not decoded and written again: the group's smaller files are rewritten together, and the bigger files' row groups are copied after them as they are (as parquet-mr's appendRowGroups joins files), so a tier's merge costs about a copy of its bytes, at the price of a row group per merge. 0 rewrites every file. A group whose output reaches 75 % of the target (a finished file, never merged again) is rewritten whole, with the table's codec and full row groups, as are a forced run's and a format v3 table's; copied row groups keep the codec they were written with (see intermediate-compression). With the defaults, the 15-minute bench at 1 s commits (8 writers, 16 partitions) keeps the fullest partition at a median of 8 files for 457 CPU-s of compaction; the bench's earlier settings without copying (every file rewritten, size-ratio 2, compaction at 8 files in a partition) left 13 for 605 CPU-s.").
+			Describe("Parquet files of at least this many bytes with no deletes to apply are not decoded and written again by a merge: their row groups are copied as they are (as parquet-mr's appendRowGroups joins files) and only the group's other files are rewritten, into one row group after them, so a merge costs about a copy of the big file. head strategy: this is the head size, the bytes a partition's newest files gather in its tail before they become one row group of its head; and a head within this size of the target becomes a finished file with its row groups. tiered strategy: a group whose output reaches 75 % of the target (a finished file) is rewritten whole, with the table's codec and full row groups. A forced run's groups, an idle partition's full compaction and a format v3 table's groups are rewritten whole. Copied row groups keep the codec they were written with (see intermediate-compression). 0 rewrites every file (tiered only: the head strategy appends by copying).").
 			Default("4194304").Check(atLeastInt(0)).InGroup(taskRewriteData),
 		sdk.Int(keyCopyRowGroupsMax).
-			Describe("With copy-row-groups, a file that already holds this many row groups is rewritten with the group's small files instead of copied, so the files a tier's merges join keep few row groups: each costs readers a little (PyIceberg about 0.2 ms, a file about 1 ms), and without a limit a streaming partition's files hold a row group per merge. In the 15-minute bench, 0 (no limit) left 480 row groups on 104 files and PyIceberg's full scan took 1.64× as long as on a fully compacted table; 4 left 186 on 115 files and 0.98×, for a quarter more compaction CPU (457 against 365 CPU-s). 0 copies whatever the count.").
+			Describe("With copy-row-groups, the most row groups a merge leaves in a copied file. head strategy: a head that would get more keeps its leading, bigger row groups as they are and has its trailing ones rewritten with the new rows into one (as many as needed, and each next one back while it is no bigger than the bytes taken so far), so a head, and the finished file it becomes, keeps few row groups of decreasing size, and a merge decodes its small recent ones, not its big old ones. Each row group costs readers a little: PyIceberg reads a batch per row group (about 1 ms each, against about 1 ms a file), and the bench's maintained table read 1.42× slower than a compacted one with 319 row groups on 112 files (8 here and in the tail) and 0.84× with 170 on 83. tiered strategy: a file with this many row groups is rewritten whole instead of copied; in the 15-minute bench, 0 (no limit) left 480 row groups on 104 files and PyIceberg's full scan took 1.64× as long as on a fully compacted table, 4 left 186 on 115 files and 0.98×. 0: no limit.").
 			Default("4").Min(0).InGroup(taskRewriteData),
+		sdk.Int(keyTailRowGroupsMax).
+			Describe("head strategy: the most row groups a tail merge (a merge of a partition's small files that stays under copy-row-groups.min-file-bytes) leaves in the tail. A tail merge copies the tail's row groups and rewrites only the newest files into one row group after them, so taking in a new file costs a copy of the tail and a decode of the new rows; a tail that would get more row groups has its trailing ones rewritten with the new rows (see copy-row-groups.max-row-groups). Each tail row group is small, which readers pay a little for. 0: no limit.").
+			Default("6").Min(0).InGroup(taskRewriteData),
+		sdk.Duration(keyIdlePartition).
+			Describe(fmt.Sprintf("A partition whose newest data file is older than this is idle (yesterday's day partition, a bucket no key maps to any more): its small files are compacted fully, bin-packed into target-size files with the table's codec and full row groups, once, whatever the strategy, and the task is due when a partition is idle with min-input-files small files. Empty means %d of the connector's commit intervals (%s or %s), between %s and %s; %s when the connector does not set the commit interval. 0: never. Files are dated by the snapshot that added them, so a partition compaction rewrote counts as new until that long after the compaction.",
+				idleCommits, keyCommitInterval, keyCommitIntervalAlt, minIdleAfter, maxIdleAfter, maxIdleAfter)).
+			Check(atLeast(0)).InGroup(taskRewriteData),
 		sdk.Duration(keySkipNewest).
 			Describe("Leave files added less than this long ago alone (the current checkpoint window), so compaction never races the newest commits; 0 compacts every small file.").
 			Default("0").Check(atLeast(0)).InGroup(taskRewriteData),
@@ -363,7 +373,10 @@ func parseTableName(s string) (table.Identifier, error) {
 // thresholds are one task's triggers; a zero threshold is off.
 type thresholds struct {
 	commitCount, dataFileCount, smallFileCount, smallFileBytes, deleteFileCount, snapshotCount, manifestCount int64
-	interval, minInterval                                                                                     time.Duration
+	// idlePartitions: partitions idle for idle-partition.ms (compaction
+	// only; 1 when that is set).
+	idlePartitions        int64
+	interval, minInterval time.Duration
 }
 
 // settings is the parsed config.
@@ -397,6 +410,8 @@ type settings struct {
 	replanInterval          time.Duration // 0: plan once per run
 	copyRowGroupsMin        int64         // 0: rewrite every file
 	copyRowGroupsMax        int           // 0: no limit
+	tailRowGroupsMax        int           // 0: no limit
+	idleAfter               time.Duration // 0: partitions are never idle
 	skipNewest              time.Duration
 
 	manifestTarget int64 // 0: the table's
@@ -451,6 +466,7 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 		replanInterval:   r.Duration(keyReplanInterval),
 		copyRowGroupsMin: r.Int64(keyCopyRowGroups),
 		copyRowGroupsMax: r.Int(keyCopyRowGroupsMax),
+		tailRowGroupsMax: r.Int(keyTailRowGroupsMax),
 		skipNewest:       r.Duration(keySkipNewest),
 		manifestTarget:   r.Int64(keyManifestTarget),
 		retainLast:       r.Int(keyExpireRetainLast),
@@ -467,6 +483,13 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 	}
 	if s.pollInterval <= 0 {
 		s.pollInterval = derivedPollInterval(s.commitInterval)
+	}
+	s.idleAfter = derivedIdleAfter(s.commitInterval)
+	if set(raw, keyIdlePartition) {
+		s.idleAfter = r.Duration(keyIdlePartition)
+	}
+	if s.strategy == strategyHead && s.copyRowGroupsMin <= 0 {
+		return settings{}, fmt.Errorf("iceberg-maintenance: %s is head, which appends to a partition's head by copying its row groups, but %s is 0 (copying off): set it (the default is 4194304) or choose the tiered strategy", keyStrategy, keyCopyRowGroups)
 	}
 	if set(raw, keyExpireMaxSnapshots) {
 		s.maxSnapshots = r.Int(keyExpireMaxSnapshots)
@@ -490,6 +513,11 @@ func parseSettings(connector string, cfg sdk.Config) (settings, error) {
 			manifestCount:   r.Int64(k(sfxManifestCount)),
 			interval:        r.Duration(k(sfxInterval)),
 			minInterval:     r.Duration(k(sfxMinInterval)),
+		}
+		if task == taskRewriteData && s.idleAfter > 0 {
+			th := s.triggers[task]
+			th.idlePartitions = 1
+			s.triggers[task] = th
 		}
 		if defaults[task].derivedCadence {
 			th := s.triggers[task]
@@ -564,6 +592,27 @@ func derivedPollInterval(commit time.Duration) time.Duration {
 		return fallback
 	}
 	return min(max(commit, time.Second), fallback)
+}
+
+// Idle partitions: a partition whose newest file is older than idleCommits
+// commit intervals, between minIdleAfter and maxIdleAfter, is compacted
+// fully. At 1 s commits a minute; at 5-minute commits an hour, so an
+// hourly partition is compacted about an hour after it closed, and a day
+// partition an hour after midnight.
+const (
+	idleCommits  = 60
+	minIdleAfter = time.Minute
+	maxIdleAfter = time.Hour
+)
+
+// derivedIdleAfter is idle-partition.ms when not set: idleCommits commit
+// intervals between minIdleAfter and maxIdleAfter; maxIdleAfter when the
+// commit interval is unknown (0).
+func derivedIdleAfter(commit time.Duration) time.Duration {
+	if commit <= 0 {
+		return maxIdleAfter
+	}
+	return min(max(idleCommits*commit, minIdleAfter), maxIdleAfter)
 }
 
 // targetSize is the compaction target of tbl: the configured size, else

@@ -14,7 +14,8 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.pollInterval != time.Minute || s.retainLast != 10 || s.maxAge != time.Hour || s.orphanAge != 72*time.Hour ||
-		s.minInputFiles != 3 || s.strategy != strategyTiered || s.sizeRatio != 3 || !s.partialProgress || s.maxGroups != 2 || s.copyRowGroupsMin != 4<<20 ||
+		s.minInputFiles != 2 || s.strategy != strategyHead || s.sizeRatio != 3 || !s.partialProgress || s.maxGroups != 2 || s.copyRowGroupsMin != 4<<20 ||
+		s.copyRowGroupsMax != 4 || s.tailRowGroupsMax != 6 || s.idleAfter != time.Hour ||
 		s.orphanDryRun || s.catalogName != "floe" {
 		t.Errorf("defaults: %+v", s)
 	}
@@ -26,8 +27,22 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%s off by default", task)
 		}
 	}
-	if th := s.triggers[taskRewriteData]; th.smallFileCount != 6 || th.dataFileCount != 0 || th.minInterval != 2*time.Second {
+	if th := s.triggers[taskRewriteData]; th.smallFileCount != 4 || th.dataFileCount != 0 || th.minInterval != time.Second || th.idlePartitions != 1 {
 		t.Errorf("rewrite triggers: %+v", th)
+	}
+	// Idle partitions follow the commit interval, between a minute and
+	// an hour; a set value wins, 0 turns them off.
+	for cfg, want := range map[[2]string]time.Duration{
+		{"1000", ""}: time.Minute, {"10s", ""}: 10 * time.Minute, {"300000", ""}: time.Hour, {"1000", "5000"}: 5 * time.Second, {"1000", "0"}: 0,
+	} {
+		raw := map[string]string{keyIcebergTables: "a.b", keyCommitInterval: cfg[0]}
+		if cfg[1] != "" {
+			raw[keyIdlePartition] = cfg[1]
+		}
+		s, err := parseSettings("orders", sdk.NewConfig(raw))
+		if err != nil || s.idleAfter != want || (s.triggers[taskRewriteData].idlePartitions == 1) != (want > 0) {
+			t.Errorf("commit.interval.ms=%s idle-partition.ms=%q: idle after %s, trigger %d (%v); want %s", cfg[0], cfg[1], s.idleAfter, s.triggers[taskRewriteData].idlePartitions, err, want)
+		}
 	}
 	// The poll interval follows the connector's commit interval.
 	for commit, want := range map[string]time.Duration{"1000": time.Second, "100": time.Second, "10s": 10 * time.Second, "600000": time.Minute} {
@@ -71,11 +86,22 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		keyIntermediateCompression:                               "zstd:99",
 		keyReplanInterval:                                        "10ms",
 		keyCopyRowGroups:                                         "-1",
+		keyTailRowGroupsMax:                                      "-1",
+		keyIdlePartition:                                         "-5s",
 	} {
 		_, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", key: val}))
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: %v", key, val, err)
 		}
+	}
+	// The head strategy appends by copying: copying off is an error that
+	// names both keys.
+	if _, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyCopyRowGroups: "0"})); err == nil ||
+		!strings.Contains(err.Error(), keyCopyRowGroups) || !strings.Contains(err.Error(), keyStrategy) {
+		t.Errorf("head without copying: %v", err)
+	}
+	if _, err := parseSettings("c", sdk.NewConfig(map[string]string{keyIcebergTables: "a.b", keyCopyRowGroups: "0", keyStrategy: strategyTiered})); err != nil {
+		t.Errorf("tiered without copying: %v", err)
 	}
 	if _, err := parseSettings("c", sdk.NewConfig(nil)); err == nil || !strings.Contains(err.Error(), keyTables) {
 		t.Errorf("no tables: %v", err)

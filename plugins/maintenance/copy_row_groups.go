@@ -2,9 +2,11 @@ package maintenance
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -16,43 +18,43 @@ import (
 	"github.com/floehq/floe/plugins/maintenance/stitch"
 )
 
-// A tier's merge spends nearly all its time decoding and compressing
-// again the rows of files that an earlier merge already wrote at a good
-// size. rewriteGroup copies those files' row groups as they are and
-// rewrites only the group's small files, the way parquet-mr's
-// appendRowGroups joins files. The file that finally reaches the done
-// size is rewritten whole, so finished files hold full row groups.
+// A merge spends nearly all its time decoding and compressing again rows
+// that are already in a Parquet file: a head that an earlier merge wrote
+// at a good size, or the newest files that a tail merge only gathers.
+// rewriteGroup copies those files' row groups as they are and rewrites
+// only the group's other files, the way parquet-mr's appendRowGroups
+// joins files.
 
 // rewriteGroup rewrites one job's group into one file (or more, at the
 // target size, when nothing can be copied).
 func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGroupResult, error) {
 	opts := table.WithCompactionTargetFileSize(rw.sel.target)
-	small, big := rw.splitForCopy(j)
-	if len(big) == 0 || len(big)+min(len(small), 1) < 2 {
+	rewrite, copies := rw.splitForCopy(j)
+	if len(copies) == 0 {
 		// Nothing to copy, or nothing to join it with.
 		return rw.env.compact(ctx, j.tbl, j.g, opts)
 	}
 
-	var parts []string
+	// The copied row groups come first, the rewritten ones after them:
+	// a file's row groups stay oldest (biggest) first, which is what
+	// leading takes the trailing, newest ones from.
+	parts := copies
 	var scratch table.CompactionGroupResult
-	if len(small) > 0 {
-		g := table.CompactionTaskGroup{PartitionKey: j.g.PartitionKey, Tasks: small}
-		for _, t := range small {
-			g.TotalSizeBytes += t.File.FileSizeBytes()
+	if len(rewrite) > 0 {
+		g := table.CompactionTaskGroup{PartitionKey: j.g.PartitionKey, Tasks: rewrite}
+		for _, t := range rewrite {
+			g.TotalSizeBytes += taskBytes(t)
 		}
 		var err error
 		if scratch, err = rw.env.compact(ctx, j.tbl, g, opts); err != nil {
 			return scratch, err
 		}
 		for _, df := range scratch.NewDataFiles {
-			parts = append(parts, df.FilePath())
+			parts = append(parts, part{path: df.FilePath()})
 		}
 	}
-	// The small files' rewrite is only an input of the join.
+	// The rewrite is only an input of the join.
 	defer rw.discard([]table.CompactionGroupResult{scratch})
-	for _, t := range big {
-		parts = append(parts, t.File.FilePath())
-	}
 
 	df, err := rw.join(ctx, j, parts)
 	if errors.Is(err, stitch.ErrIncompatible) {
@@ -64,8 +66,9 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 	}
 	rw.mu.Lock()
 	rw.copiedGroups++
-	for _, t := range big {
-		rw.copiedBytes += t.File.FileSizeBytes()
+	rw.copiedFiles += len(copies)
+	for _, c := range copies {
+		rw.copiedBytes += c.bytes
 	}
 	rw.mu.Unlock()
 
@@ -84,60 +87,119 @@ func (rw *rewriter) rewriteGroup(ctx context.Context, j job) (table.CompactionGr
 	}, nil
 }
 
-// rowGroups is how many row groups f holds, from its split offsets
-// (floe's writers and joins record them); a file without them counts as
-// one, the least a Parquet file with rows holds.
-func rowGroups(f iceberg.DataFile) int {
-	return max(1, len(f.SplitOffsets()))
+// part is one input of a join: a Parquet file, and how many of its
+// leading row groups to copy (0: all).
+type part struct {
+	path      string
+	rowGroups int
+	bytes     int64 // what is copied of it
 }
 
-// splitForCopy splits a job's files into those whose row groups are
-// copied (whole Parquet files of at least copy-row-groups.min-file-bytes
-// with no deletes to apply and fewer than copy-row-groups.max-row-groups
-// row groups) and those rewritten. Everything is rewritten
-// by a group whose output is a finished file (at the done size, never
-// merged again: it gets the table's codec and full row groups, which
-// queries read fastest), by a forced run (a full compaction) and on a v3
-// table (row lineage is written with the rows).
-func (rw *rewriter) splitForCopy(j job) (small, big []table.FileScanTask) {
-	least := rw.env.s.copyRowGroupsMin
-	if least <= 0 || rw.env.forced || j.g.TotalSizeBytes >= rw.sel.done || j.tbl.Metadata().Version() >= 3 {
+// taskBytes is how much of its file a scan task reads.
+func taskBytes(t table.FileScanTask) int64 {
+	if t.Length > 0 {
+		return t.Length
+	}
+	return t.File.FileSizeBytes()
+}
+
+// rowGroupSizes are the sizes of f's row groups in file order, from its
+// split offsets (floe's writers and joins record them; the last one runs
+// to the end of the file, footer included); a file without valid ones is
+// one row group of its size, the least a Parquet file with rows holds.
+func rowGroupSizes(f iceberg.DataFile) []int64 {
+	offsets, size := f.SplitOffsets(), f.FileSizeBytes()
+	valid := len(offsets) > 0
+	for i, o := range offsets {
+		if o < 4 || o >= size || (i > 0 && o <= offsets[i-1]) {
+			valid = false
+		}
+	}
+	if !valid {
+		return []int64{size}
+	}
+	sizes := make([]int64, len(offsets))
+	for i, o := range offsets {
+		end := size
+		if i+1 < len(offsets) {
+			end = offsets[i+1]
+		}
+		sizes[i] = end - o
+	}
+	return sizes
+}
+
+// rowGroups is how many row groups f holds (see rowGroupSizes).
+func rowGroups(f iceberg.DataFile) int { return len(rowGroupSizes(f)) }
+
+// splitForCopy splits a job's files into what is rewritten (scan tasks:
+// whole files, or the trailing row groups of a file whose leading ones
+// are copied, as a byte range) and what is copied (parts, biggest file
+// first), as selection.copyPlan says for whole Parquet files with no
+// deletes to apply; nothing is copied when copyPlan copies nothing (with
+// the tiered strategy, a group whose output is a finished file). Everything
+// is rewritten, with the table's codec and full row groups, by the full
+// compaction of an idle partition and by a forced run; and on a v3 table
+// (row lineage is written with the rows).
+func (rw *rewriter) splitForCopy(j job) (rewrite []table.FileScanTask, copies []part) {
+	if rw.env.forced || rw.sel.idle[j.g.PartitionKey] || j.tbl.Metadata().Version() >= 3 {
 		return j.g.Tasks, nil
 	}
-	most := rw.env.s.copyRowGroupsMax
-	for _, t := range j.g.Tasks {
+	facts := make([]fileFacts, len(j.g.Tasks))
+	for i, t := range j.g.Tasks {
 		f := t.File
 		whole := t.Start == 0 && (t.Length == 0 || t.Length == f.FileSizeBytes())
 		clean := len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) == 0
-		few := most <= 0 || rowGroups(f) < most
-		if f.FileFormat() == iceberg.ParquetFile && whole && clean && few && f.FileSizeBytes() >= least {
-			big = append(big, t)
-		} else {
-			small = append(small, t)
+		facts[i] = fileFacts{size: f.FileSizeBytes(), rowGroups: rowGroupSizes(f), eligible: f.FileFormat() == iceberg.ParquetFile && whole && clean}
+	}
+	keep := rw.sel.copyPlan(j.g.TotalSizeBytes, facts)
+	for i, t := range j.g.Tasks {
+		groups := facts[i].rowGroups
+		switch n := keep[i]; {
+		case n == 0:
+			rewrite = append(rewrite, t)
+		case n == len(groups):
+			copies = append(copies, part{path: t.File.FilePath(), bytes: facts[i].size})
+		default:
+			var kept int64
+			for _, size := range groups[:n] {
+				kept += size
+			}
+			copies = append(copies, part{path: t.File.FilePath(), rowGroups: n, bytes: kept})
+			// iceberg-go reads the row groups whose offset falls in the
+			// task's range: the trailing ones.
+			trailing := t
+			trailing.Start = t.File.SplitOffsets()[n]
+			trailing.Length = t.File.FileSizeBytes() - trailing.Start
+			rewrite = append(rewrite, trailing)
 		}
 	}
-	return small, big
+	if len(copies) == 0 {
+		return j.g.Tasks, nil
+	}
+	slices.SortStableFunc(copies, func(a, b part) int { return cmp.Compare(b.bytes, a.bytes) })
+	return rewrite, copies
 }
 
 // join writes the row groups of parts into a new file beside the first
 // and describes it for the table: same spec and partition as the group's
 // files, statistics read from its footer.
-func (rw *rewriter) join(ctx context.Context, j job, parts []string) (iceberg.DataFile, error) {
+func (rw *rewriter) join(ctx context.Context, j job, parts []part) (iceberg.DataFile, error) {
 	wfs, ok := rw.fs.(iceio.WriteFileIO)
 	if !ok {
 		return nil, fmt.Errorf("%w: the table's file IO cannot write", stitch.ErrIncompatible)
 	}
-	first := parts[0]
+	first := parts[0].path
 	path := first[:strings.LastIndex(first, "/")+1] + uuid.NewString() + "-joined.parquet"
 
 	srcs := make([]stitch.Source, 0, len(parts))
 	for _, p := range parts {
-		f, err := rw.fs.Open(p)
+		f, err := rw.fs.Open(p.path)
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", p, err)
+			return nil, fmt.Errorf("open %s: %w", p.path, err)
 		}
 		defer func() { _ = f.Close() }() // read only: closing loses nothing
-		srcs = append(srcs, stitch.Source{Name: p, R: f})
+		srcs = append(srcs, stitch.Source{Name: p.path, R: f, RowGroups: p.rowGroups})
 	}
 
 	w, err := wfs.Create(path)

@@ -30,11 +30,12 @@
 // .data-file-count, .small-file-count, .small-file-bytes, .delete-file-count,
 // .snapshot-count, .manifest-count, .interval.ms; 0 is off) is met and
 // its .min-interval.ms has passed since its last run there. The first
-// threshold met is the run's trigger ("data-file-count 57 ≥ 50"). The
-// monitor polls every maintenance.poll.interval.ms, by default the
-// connector's commit.interval.ms (between 1 s and 1 min), and compaction's
-// defaults (6 small files in a partition, 2 s apart at least) keep up with
-// 1 s commits.
+// threshold met is the run's trigger ("data-file-count 57 ≥ 50"), and
+// compaction is also due when a partition is idle (see Hot and cold
+// partitions). The monitor polls every maintenance.poll.interval.ms, by
+// default the connector's commit.interval.ms (between 1 s and 1 min), and
+// compaction's defaults (4 small files in a partition, a second apart at
+// least) keep up with 1 s commits.
 //
 // A due task runs under a per-table, per-task lease. When the catalog is
 // a SQL catalog (SQLite or Postgres), the lease is a row of
@@ -56,32 +57,80 @@
 // rewrite-manifests, expire-snapshots (see Snapshot retention below),
 // delete-metadata-files, delete-orphan-files (older than a safety age,
 // default 3 days).
-// Compaction picks a partition's files by its strategy (selection.go).
-// The default, tiered, is size-tiered compaction as LSM stores do it: sort
-// the partition's small files by size, take the smallest and each next
-// one at most size-ratio (3) times the bytes taken so far, up to the
-// target; rewrite when that makes min-input-files (3). A file is
-// rewritten only with at least a third of its size in smaller files, so
-// each byte is rewritten O(log(target/small)) times and a streaming
-// partition keeps about that many files plus the newest. bin-pack takes
-// every small file (a full compaction: at 1 s commits it would rewrite
-// each partition's whole history every run); a forced run (floe maintain
-// --force rewrite-data-files) always bin-packs. A run rewrites at most
+// Compaction picks a partition's files by its strategy (selection.go;
+// see "Hot and cold partitions" below for the default, head). tiered is
+// size-tiered compaction as LSM stores do it: sort the partition's small
+// files by size, take the smallest and each next one at most size-ratio
+// (3) times the bytes taken so far, up to the target; each byte is
+// rewritten O(log(target/small)) times and a streaming partition keeps
+// about that many files plus the newest. bin-pack takes every small file
+// (a full compaction: at 1 s commits it would rewrite each partition's
+// whole history every run); a forced run (floe maintain --force
+// rewrite-data-files) always bin-packs. A run rewrites at most
 // max-bytes-per-run (256 MiB) of input, its partition groups smallest
-// first: on a uniformly keyed table every partition reaches a tier's big
-// merge at once, and taking them all in one run would hold compaction
-// while each partition gains a file a second. For the same reason a run
-// plans the table again every replan-interval (1 s) while its first
-// plan's groups are rewritten, leaving its own files out, and merges the
-// files that arrived meanwhile in quick groups of their own (at most 1/16
-// of the target), ahead of bigger groups still waiting and in one slot
-// beyond max-concurrent-groups (2). Files of copy-row-groups.min-file-bytes
-// (4 MiB) or more are not decoded: a group rewrites only its smaller
-// files, and the row groups of its bigger ones, which an earlier merge
-// wrote, are copied after them byte for byte (copy_row_groups.go, package
-// stitch), so a tier's merge costs about a copy of its bytes, at the
-// price of a row group per merge; the merge that finishes a file (75 % of
-// the target) rewrites it whole.
+// first: on a uniformly keyed table every partition reaches a big merge
+// at once, and taking them all in one run would hold compaction while
+// each partition gains a file a second. For the same reason a run plans
+// the table again every replan-interval (1 s) while its groups are
+// rewritten, leaving its own files out, and merges the files that
+// arrived meanwhile in quick groups of their own (at most 1/16 of the
+// target), ahead of bigger groups still waiting; such small groups may
+// start in one slot beyond max-concurrent-groups (2). Row groups of files
+// that an earlier merge wrote are copied byte for byte instead of decoded
+// (copy_row_groups.go, package stitch); with the tiered strategy the merge
+// that finishes a file (75 % of the target) rewrites it whole, with the
+// table's codec.
+//
+// # Hot and cold partitions
+//
+// A hot partition receives a file at every commit: a bucket of
+// bucket(16, key) at 1 s commits, or today's day(ts) partition. The head
+// strategy keeps it at its finished files, one head, one tail and the
+// files of the last second or two, and decodes each row about three
+// times:
+//
+//   - the tail gathers the newest files: a run merges the partition's
+//     small files but the head into one, copying the tail's row groups
+//     and decoding only the new files into one row group after them, so
+//     taking in a second's file costs a copy of a few MiB;
+//   - once the tail and the new files hold copy-row-groups.min-file-bytes
+//     (4 MiB), they are rewritten into one row group appended to the
+//     head, the partition's biggest small file, whose row groups are
+//     copied: the head grows 4 MiB at a time;
+//   - a head that another append would take past the target size (at
+//     124 MiB of 128) is a finished file, never merged again, about as
+//     big as a full compaction's; it keeps its row groups (a forced run
+//     or the idle compaction below rewrites them with the table's codec).
+//
+// A tail or head that would hold more than tail-max-row-groups (6) or
+// max-row-groups (4) row groups keeps its leading row groups and has
+// its trailing ones rewritten with the new rows, as many as needed and
+// each next one back while it is no bigger than the bytes taken so far:
+// its row groups stay few and about decreasing in size (the size tiers
+// of tiered compaction, inside one file), and readers never meet many
+// tiny row groups.
+//
+// In the 15-minute bench (8 writers, bucket(16), 1 s commits) the
+// fullest partition stays at about five files where tiered kept eight,
+// for no more compaction CPU (bench-results/, README).
+//
+// A cold partition receives nothing any more: yesterday's day(ts) or
+// hour(ts) partition once the clock moved on, or a bucket no key maps to.
+// When a partition's newest data file is older than idle-partition.ms
+// (60 commit intervals, between 1 minute and 1 hour: at 5-minute commits
+// an hourly partition settles about an hour after it closed, a day
+// partition an hour after midnight) and it still holds min-input-files
+// small files, the next run compacts it fully, whatever the strategy: its
+// small files are bin-packed into target-size files with the table's
+// codec and full row groups, exactly as floe maintain --force would, and
+// that partition alone makes the task due. Its finished files are left
+// as they are, so a closed day ends as about size / target files, and
+// only the last of them small. Files are dated by the snapshot that
+// added them, so a late record arriving in a closed partition makes it
+// hot for idle-partition.ms, after which it is compacted fully again
+// (only its small files: the late one and the remainder). A table
+// partitioned by time and by bucket gets both behaviours, partition by
+// partition.
 //
 // None of them changes a row: compaction reads rows with their deletes
 // applied and writes them back (or copies row groups of files with no

@@ -81,13 +81,13 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Runs) != 1 || st.Runs[0].Task != taskRewriteData || st.Runs[0].Trigger != "small-file-count 12 ≥ 6" {
+	if len(st.Runs) != 1 || st.Runs[0].Task != taskRewriteData || st.Runs[0].Trigger != "small-file-count 12 ≥ 4" {
 		t.Fatalf("runs after restart: %+v", st.Runs)
 	}
 	if len(st.Tables) != 1 || st.Tables[0].DataFiles != 13 || st.Tables[0].Records != n {
 		t.Fatalf("health: %+v", st.Tables)
 	}
-	// 13 small files ≥ 6, but the min interval of the run before the restart holds.
+	// 13 small files ≥ 4, but the min interval of the run before the restart holds.
 	if r := runsOf(cycle(t, re, sdk.CycleRequest{}).Runs, taskRewriteData); len(r) != 0 {
 		t.Fatalf("ran inside the min interval after a restart: %+v", r)
 	}

@@ -53,6 +53,10 @@ type TableChange struct {
 	MaxPartitionSmallFiles int64
 	// SmallLimit is the size under which a data file counted as small.
 	SmallLimit int64
+	// Idle holds the partitions with at least min-input-files small
+	// files whose newest data file was added longer than idle-partition.ms
+	// ago (none when that is 0): rewrite-data-files compacts them fully.
+	Idle map[string]bool
 }
 
 // Health is the change as sdk.TableHealth.
@@ -68,6 +72,10 @@ func (c TableChange) Health() sdk.TableHealth {
 // partitionStats counts one partition's live data files.
 type partitionStats struct {
 	Files, Bytes, SmallFiles, SmallBytes, Records int64
+	// Newest is when the newest file was added (Unix ms of the snapshot
+	// that added it; 0 when that snapshot was expired: older than the
+	// table's snapshot window).
+	Newest int64
 }
 
 // manifestStats is what one manifest holds, by partition.
@@ -181,6 +189,7 @@ func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *tab
 				q.SmallFiles += p.SmallFiles
 				q.SmallBytes += p.SmallBytes
 				q.Records += p.Records
+				q.Newest = max(q.Newest, p.Newest)
 				ch.Partitions[k] = q
 			}
 		}
@@ -204,6 +213,12 @@ func (m *monitor) measure(ctx context.Context, s settings, name string, tbl *tab
 			ch.MaxPartition, ch.MaxPartitionFiles = k, p.Files
 		}
 		ch.MaxPartitionSmallFiles = max(ch.MaxPartitionSmallFiles, p.SmallFiles)
+		if s.idleAfter > 0 && p.SmallFiles >= int64(max(s.minInputFiles, 2)) && time.Since(time.UnixMilli(p.Newest)) > s.idleAfter {
+			if ch.Idle == nil {
+				ch.Idle = map[string]bool{}
+			}
+			ch.Idle[k] = true
+		}
 	}
 	if advance {
 		m.mu.Lock()
@@ -227,6 +242,11 @@ func readManifestStats(fs iceio.IO, mf iceberg.ManifestFile, meta table.Metadata
 		}
 		k := lake.PartitionLabel(meta, df)
 		p := st.parts[k]
+		if sn := meta.SnapshotByID(e.SnapshotID()); sn != nil {
+			// A snapshot's time never changes, so the manifest's stats
+			// stay right when it is cached.
+			p.Newest = max(p.Newest, sn.TimestampMs)
+		}
 		p.Files++
 		p.Bytes += df.FileSizeBytes()
 		p.Records += df.Count()

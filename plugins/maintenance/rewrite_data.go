@@ -27,6 +27,9 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	}
 	target := env.s.targetSize(tbl.Properties())
 	sel := selectionFor(env.s, target, env.forced)
+	if !env.forced {
+		sel.idle = env.ch.Idle
+	}
 
 	groups, put, skipped, err := planGroups(ctx, env.s, sel, tbl, nil, env.now)
 	if err != nil {
@@ -62,7 +65,7 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		return out, fmt.Errorf("open file IO: %w", err)
 	}
 	rw := &rewriter{env: env, sel: sel, planned: tbl, fs: fs, reserved: map[string]bool{}}
-	if env.s.partialProgress && !env.forced && sel.strategy == strategyTiered {
+	if env.s.partialProgress && !env.forced && sel.strategy != strategyBinPack {
 		rw.replanEvery = env.s.replanInterval
 	}
 	first, err := rw.wave(tbl, groups, env.s.maxCommits)
@@ -86,8 +89,11 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 	if rw.replannedGroups > 0 {
 		out.detail += fmt.Sprintf("; %d of the groups planned by %d re-plan(s) while the run lasted", rw.replannedGroups, rw.replans)
 	}
+	if idle := idleGroups(groups, sel.idle); idle > 0 {
+		out.detail += fmt.Sprintf("; %d group(s) compacted %d idle partition(s) fully", idle, len(sel.idle))
+	}
 	if rw.copiedGroups > 0 {
-		out.detail += fmt.Sprintf("; %d group(s) copied the row groups of their files of %s or more (%s) instead of rewriting them", rw.copiedGroups, bytesIEC(env.s.copyRowGroupsMin), bytesIEC(rw.copiedBytes))
+		out.detail += fmt.Sprintf("; %d group(s) copied the row groups of %d file(s) (%s) instead of rewriting them", rw.copiedGroups, rw.copiedFiles, bytesIEC(rw.copiedBytes))
 	}
 	if rw.droppedGroups > 0 {
 		out.detail += fmt.Sprintf("; %d group(s) dropped: a concurrent rewrite replaced their files", rw.droppedGroups)
@@ -100,6 +106,17 @@ func rewriteData(ctx context.Context, env runEnv) (outcome, error) {
 		out.detail += fmt.Sprintf("; fullest partition before: %s (%d files)", partitionLabel(env.ch.MaxPartition), env.ch.MaxPartitionFiles)
 	}
 	return out, runErr
+}
+
+// idleGroups counts the groups of idle partitions.
+func idleGroups(groups []table.CompactionTaskGroup, idle map[string]bool) int {
+	n := 0
+	for _, g := range groups {
+		if idle[g.PartitionKey] {
+			n++
+		}
+	}
+	return n
 }
 
 // planGroups plans a run's partition groups on tbl: its live files, less

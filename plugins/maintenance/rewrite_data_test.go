@@ -39,18 +39,17 @@ func TestCompactionKeepsRows(t *testing.T) {
 			t.Fatalf("rewrite runs = %+v", res.Runs)
 		}
 		r := runs[0]
-		if r.Trigger != "small-file-count 200 ≥ 6" || r.FilesBefore != 800 || r.FilesAfter != 4 {
-			t.Errorf("run = %+v; want trigger small-file-count 200 ≥ 6, files 800 → 4", r)
+		if r.Trigger != "small-file-count 200 ≥ 4" || r.FilesBefore != 800 || r.FilesAfter != 4 {
+			t.Errorf("run = %+v; want trigger small-file-count 200 ≥ 4, files 800 → 4", r)
 		}
 		// The cycle reports the table as it left it.
 		if len(res.Tables) != 1 || res.Tables[0].Table != "db.events" || res.Tables[0].DataFiles != 4 || res.Tables[0].MaxPartitionFiles != 1 {
 			t.Errorf("cycle's tables = %+v; want db.events with 4 files, 1 in the fullest partition", res.Tables)
 		}
 		t.Logf("compaction: %s", r.Detail)
-		// Four groups in at most partial-progress.max-commits (3) commits:
-		// two groups each.
-		if !strings.Contains(r.Detail, "4 of 4 partition group(s), 2 commit(s)") {
-			t.Errorf("detail %q; want 4 groups in 2 commits", r.Detail)
+		// Four groups in partial-progress.max-commits (1) commit.
+		if !strings.Contains(r.Detail, "4 of 4 partition group(s), 1 commit(s)") {
+			t.Errorf("detail %q; want 4 groups in 1 commit", r.Detail)
 		}
 
 		after := scan(t, cat, "db.events")
@@ -185,6 +184,9 @@ func TestIntermediateCompression(t *testing.T) {
 	w := newWriter(cat, "db.events", "orders")
 	fill(t, w, 10, 50, 1)
 	tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		// tiered rewrites the small files; head would join them by
+		// copying, which keeps their codec.
+		keyStrategy, strategyTiered,
 		"maintenance.rewrite-data-files.intermediate-compression", "snappy",
 		"maintenance.rewrite-data-files.min-interval.ms", "0")...))
 	codecs := func() map[string]int {
@@ -269,9 +271,15 @@ func TestReplanMergesArrivals(t *testing.T) {
 			cat := b.catalog(t)
 			createTable(t, cat, "db.events", sinkTableProps)
 			w := newWriter(cat, "db.events", "orders")
-			next := fill(t, w, 6, 20, 2) // 6 files in each of 2 partitions
+			// 6 files in one partition: the first plan is one group,
+			// which holds the only slot (a second small group of the
+			// first plan would take the extra slot itself).
+			next := fill(t, w, 6, 20, 1)
 
 			tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+				// tiered: every group is rewritten through the compact seam
+				// the test holds (head would join these files by copying).
+				keyStrategy, strategyTiered,
 				"maintenance.rewrite-data-files.min-interval.ms", "0",
 				"maintenance.rewrite-data-files.trigger.data-file-count", "5",
 				// 4: a re-plan takes a partition's arrivals only once all
@@ -305,7 +313,7 @@ func TestReplanMergesArrivals(t *testing.T) {
 				defer close(release)
 				<-started
 				for range 4 {
-					if err := w.commit(context.Background(), rowsFor(next, 20, 2)); err != nil {
+					if err := w.commit(context.Background(), rowsFor(next, 20, 1)); err != nil {
 						t.Error(err)
 						return
 					}
@@ -343,4 +351,57 @@ func TestReplanMergesArrivals(t *testing.T) {
 			scan(t, cat, "db.events").checkExactly(t, next)
 		})
 	}
+}
+
+// TestIdlePartitionCompactedFully: a partition that got no file for
+// idle-partition.ms is compacted fully (one file, one row group) by a
+// run that partition alone makes due, while a partition still receiving
+// data gets the head strategy's tail merge (one file copied, the others
+// rewritten after it). Once compacted, the idle partition does not make the task
+// due again.
+func TestIdlePartitionCompactedFully(t *testing.T) {
+	b := sqliteBackend(t)
+	cat := b.catalog(t)
+	createTable(t, cat, "db.events", sinkTableProps)
+	w := newWriter(cat, "db.events", "orders")
+	next := fill(t, w, 6, 40, 2) // 6 files in p0 and in p1
+	tk := b.openTask(t, b.config("db.events", append(only(taskRewriteData),
+		"maintenance.rewrite-data-files.trigger.small-file-count", "0", // idleness alone makes it due
+		"maintenance.rewrite-data-files.min-interval.ms", "0",
+		"maintenance.rewrite-data-files.idle-partition.ms", "1500")...))
+	if runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData); len(runs) != 0 {
+		t.Fatalf("runs before any partition is idle: %+v", runs)
+	}
+	time.Sleep(1600 * time.Millisecond)
+	for range 3 { // p1 keeps receiving data
+		rows := make([]row, 20)
+		for i := range rows {
+			rows[i] = row{id: next + int64(i), part: "p1"}
+		}
+		if err := w.commit(context.Background(), rows); err != nil {
+			t.Fatal(err)
+		}
+		next += int64(len(rows))
+	}
+	runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData)
+	if len(runs) != 1 || !strings.HasPrefix(runs[0].Trigger, "idle-partitions 1") || !strings.Contains(runs[0].Detail, "1 idle partition(s) fully") {
+		t.Fatalf("runs = %+v; want one, due to one idle partition, compacting it fully", runs)
+	}
+	t.Logf("%s", runs[0].Detail)
+	for _, task := range planTasks(t, cat, "db.events") {
+		part, rg := task.File.Partition()[1000], rowGroupsOf(t, task.File.FilePath())
+		switch {
+		case part == "p0" && rg != 1:
+			t.Errorf("idle p0: a file of %d row groups; a full compaction writes one", rg)
+		case part == "p1" && rg != 2:
+			t.Errorf("hot p1: a file of %d row groups; want 2 (its biggest file copied, the rest rewritten after it)", rg)
+		}
+	}
+	if sh := shape(t, cat, "db.events"); sh.DataFiles != 2 {
+		t.Errorf("%d data files; want one per partition", sh.DataFiles)
+	}
+	if runs := runsOf(cycle(t, tk, sdk.CycleRequest{}).Runs, taskRewriteData); len(runs) != 0 {
+		t.Fatalf("runs once the idle partition is compacted: %+v", runs)
+	}
+	scan(t, cat, "db.events").checkExactly(t, next)
 }

@@ -41,9 +41,10 @@ type rewriter struct {
 	committedGroups, commits int
 	retries, droppedGroups   int
 	errs                     []error
-	// Groups whose big files' row groups were copied, and their bytes.
-	copiedGroups int
-	copiedBytes  int64
+	// Groups that copied the row groups of some of their files, those
+	// files and their bytes.
+	copiedGroups, copiedFiles int
+	copiedBytes               int64
 }
 
 // job is one partition group to rewrite and the view of the table it is
@@ -79,7 +80,7 @@ func (rw *rewriter) wave(tbl *table.Table, groups []table.CompactionTaskGroup, c
 	jobs := make([]job, 0, len(groups))
 	for _, g := range groups {
 		view := tbl
-		if g.TotalSizeBytes < rw.sel.done {
+		if g.TotalSizeBytes < rw.sel.done && !rw.sel.idle[g.PartitionKey] {
 			view = intermediate
 		}
 		jobs = append(jobs, job{g: g, tbl: view, w: w})
@@ -90,19 +91,26 @@ func (rw *rewriter) wave(tbl *table.Table, groups []table.CompactionTaskGroup, c
 	return jobs, nil
 }
 
+// replanFor bounds, in replan intervals, how long re-plans go on after
+// a run's first plan is done: they go on while a group re-planned before
+// is still being rewritten, so the newest files keep being merged while a
+// big group runs, and a run still ends.
+const replanFor = 30
+
 // run rewrites the jobs smallest first, up to max-concurrent-groups at
 // once (each next one starts as soon as one ends, so a big group does not
-// hold back the small ones behind it; re-planned groups have one more
-// slot), and commits them: with partial progress each wave in up to
-// partial-progress.max-commits commits, each as soon as its share is
-// done; all together at the end without.
+// hold back the small ones behind it; small groups, of at most 1/16 of
+// the target, have one more slot), and commits them: with partial
+// progress each wave in up to partial-progress.max-commits commits, each
+// as soon as its share is done; all together at the end without.
 //
-// While the first plan's groups run, the table is planned again every
-// replan interval, leaving out the run's files: at 1 s commits a tier's
-// big merges take seconds, and every partition gains a file a second
+// While the run's groups are being rewritten, the table is planned again
+// every replan interval, leaving out the run's files: at 1 s commits a
+// big merge takes seconds, and every partition gains a file a second
 // meanwhile. Those new files are merged in quick groups of their own
 // (selection.quick), which go ahead of bigger ones still waiting.
-// Re-plans stop with the first plan's last group, so a run ends.
+// Re-plans stop once no group is left of the run, or replanFor intervals
+// after its first plan's last group, so a run ends.
 func (rw *rewriter) run(ctx context.Context, queue []job) error {
 	first := queue[0].w
 	all := []*wave{first}
@@ -110,6 +118,7 @@ func (rw *rewriter) run(ctx context.Context, queue []job) error {
 	ended := make(chan struct{})
 	running := 0
 	var replan <-chan time.Time
+	replans := 0 // ticks since the first plan's last group ended
 	if rw.replanEvery > 0 {
 		ticks, stop := rw.env.ticker(rw.replanEvery)
 		defer stop()
@@ -119,12 +128,11 @@ func (rw *rewriter) run(ctx context.Context, queue []job) error {
 	slices.SortStableFunc(queue, bySize)
 	var wg sync.WaitGroup
 	// next is the index of the smallest job that may start now: any job
-	// when a slot is free; a re-planned one in one slot beyond them, so
-	// the newest files are merged while the first plan's biggest groups
-	// hold every slot.
+	// when a slot is free; a small one in one slot beyond them, so the
+	// newest files are merged while the biggest groups hold every slot.
 	next := func() int {
 		for i, j := range queue {
-			if running < slots || (running == slots && j.w != first) {
+			if running < slots || (running == slots && rw.sel.small(j.g)) {
 				return i
 			}
 		}
@@ -149,9 +157,12 @@ func (rw *rewriter) run(ctx context.Context, queue []job) error {
 			running--
 		case <-replan:
 			rw.mu.Lock()
-			busy := first.left > 0
+			firstBusy := first.left > 0
 			rw.mu.Unlock()
-			if !busy || stop {
+			if !firstBusy {
+				replans++
+			}
+			if running == 0 || replans > replanFor || stop {
 				replan = nil
 				continue
 			}

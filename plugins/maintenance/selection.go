@@ -14,6 +14,26 @@ import (
 // Strategies of rewrite-data-files: which of a partition's files a run
 // takes.
 const (
+	// strategyHead keeps a streaming partition at few files: one head
+	// file that grows by appended row groups, one tail file that
+	// gathers the newest files, and the files that arrived since the
+	// last run. A run merges a partition's small files (all but the
+	// head: the tail and the arrivals) into one, copying the tail's row
+	// groups and decoding only the arrivals into one row group after
+	// them, so taking in the newest files costs a copy of the tail. Once
+	// those files hold copy-row-groups.min-file-bytes (the head size),
+	// they are rewritten into one row group appended to the head, whose
+	// row groups are copied. A tail or head that would hold more than
+	// tail-max-row-groups or max-row-groups row groups has its trailing,
+	// small ones rewritten with the new rows (leading); a head that
+	// another append would take past the target is a finished file,
+	// never merged again.
+	// Each byte is decoded about three times (into the tail, into the
+	// head, and a share of the row-group merges) and copied about
+	// target / (2 × head size) times; the partition holds its finished
+	// files, a head, a tail and the arrivals. Chosen over tiered by
+	// simulation (selection_test.go).
+	strategyHead = "head"
 	// strategyTiered takes, per partition, the smallest files and each
 	// next one that is at most size-ratio times the bytes taken so far
 	// (size-tiered, as LSM stores compact). A file is rewritten only
@@ -37,7 +57,8 @@ const (
 // compaction default): rewriting it drops the deletes from every scan.
 const deleteFileThreshold = 5
 
-// selection is how a run picks files.
+// selection is how a run picks files and which of their row groups it
+// copies.
 type selection struct {
 	strategy string
 	// target is the size of compacted files; done is the size from which
@@ -47,12 +68,22 @@ type selection struct {
 	minInput     int
 	// budget bounds the input bytes of a run; 0: no bound.
 	budget int64
+	// copyMin is copy-row-groups.min-file-bytes (the head strategy's
+	// head size; 0: nothing is copied); copyMax and tailMax are the row
+	// groups from which a head (or tier) and a tail are rewritten instead
+	// of copied (0: no limit). See copyPlan.
+	copyMin          int64
+	copyMax, tailMax int
+	// idle are the labels of partitions that receive no data: each is
+	// compacted fully (bin-pack, rewritten whole) whatever the strategy.
+	idle map[string]bool
 }
 
 // selectionFor is the selection of a run: the configured strategy, or a
 // full bin-pack without a budget when forced.
 func selectionFor(s settings, target int64, forced bool) selection {
-	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles, budget: s.maxRunBytes}
+	sel := selection{strategy: s.strategy, target: target, done: smallFileLimit(target), ratio: s.sizeRatio, minInput: s.minInputFiles, budget: s.maxRunBytes,
+		copyMin: s.copyRowGroupsMin, copyMax: s.copyRowGroupsMax, tailMax: s.tailRowGroupsMax}
 	if sel.budget > 0 {
 		// A tiered group holds at most a target's bytes: with room for
 		// two, the biggest one still fits behind up to a target of
@@ -62,6 +93,14 @@ func selectionFor(s settings, target int64, forced bool) selection {
 	if forced {
 		sel.strategy = strategyBinPack
 		sel.budget = 0
+	}
+	if sel.strategy == strategyHead && sel.copyMin > 0 {
+		// A head grows by copying, so it may grow to the target: it is
+		// finished once another head-size append would not fit, not at
+		// 75 % of the target. Finished files are then about as big as a
+		// full compaction writes them, and a partition between the two
+		// sizes holds one file fewer.
+		sel.done = max(sel.done, target-sel.copyMin)
 	}
 	return sel
 }
@@ -73,11 +112,115 @@ func selectionFor(s settings, target int64, forced bool) selection {
 const quickShare = 16
 
 // quick is sel for a re-plan: groups of at most 1/quickShare of the
-// target.
+// target, and no full compaction of idle partitions (a run's first plan
+// takes those).
 func (sel selection) quick() selection {
 	q := sel
 	q.target = max(sel.target/quickShare, 1)
+	q.idle = nil
 	return q
+}
+
+// small reports a group a re-plan could have made: at most 1/quickShare
+// of the target. Such a group may start in one slot beyond
+// max-concurrent-groups, so the newest files are merged while big groups
+// hold every slot.
+func (sel selection) small(g table.CompactionTaskGroup) bool {
+	return g.TotalSizeBytes <= max(sel.target/quickShare, 1)
+}
+
+// fileFacts is what copyPlan reads of one file of a group.
+type fileFacts struct {
+	size int64
+	// rowGroups are the sizes of the file's row groups in file order
+	// (from its split offsets); the file's size alone when they are not
+	// known.
+	rowGroups []int64
+	// eligible is a whole Parquet file with no deletes to apply: its row
+	// groups may be copied.
+	eligible bool
+}
+
+// copyPlan says, for each file of a group of total bytes, how many of its
+// leading row groups are copied as they are instead of being rewritten
+// (0: none, all of them: the whole file). What is not copied is rewritten
+// into one row group after the copied ones. A group of one file alone
+// copies nothing.
+//
+// With the head strategy a group copies one file, its biggest: in a
+// group under copyMin (a tail merge) the tail, so taking in the newest
+// files costs a copy of the tail and a decode of the new rows only;
+// otherwise the head, when it has copyMin bytes, also when the merge
+// makes it a finished file (done): a head's row groups are already big,
+// and rewriting every finished file whole would decode each byte once
+// more (a fifth of the strategy's CPU in the bench). A file the merge
+// would leave with more than tailMax (tail) or copyMax (head) row groups
+// keeps only its leading ones (see leading): its trailing, smallest ones
+// are rewritten with the new rows. The tiered strategy copies whole files
+// of copyMin or more with fewer than copyMax row groups, rewrites the
+// others whole, and rewrites a group that makes a finished file whole.
+func (sel selection) copyPlan(total int64, files []fileFacts) []int {
+	keep := make([]int, len(files))
+	if sel.copyMin <= 0 || len(files) < 2 {
+		return keep
+	}
+	if sel.strategy == strategyHead {
+		// One file is copied: the tail (a merge under copyMin) or the
+		// head (its biggest file, of copyMin or more), so the output's
+		// row groups are bounded by the copied file's.
+		biggest := -1
+		for i, f := range files {
+			if f.eligible && (biggest < 0 || f.size > files[biggest].size) {
+				biggest = i
+			}
+		}
+		switch {
+		case biggest < 0:
+		case total < sel.copyMin:
+			keep[biggest] = leading(files[biggest].rowGroups, total-files[biggest].size, sel.tailMax)
+		case files[biggest].size >= sel.copyMin:
+			keep[biggest] = leading(files[biggest].rowGroups, total-files[biggest].size, sel.copyMax)
+		}
+		return keep
+	}
+	if total >= sel.done {
+		return keep // tiered: a finished file is rewritten whole
+	}
+	copied, rewritten := 0, 0
+	for i, f := range files {
+		if f.eligible && f.size >= sel.copyMin && (sel.copyMax <= 0 || len(f.rowGroups) < sel.copyMax) {
+			keep[i] = len(f.rowGroups)
+			copied++
+		} else {
+			rewritten = 1
+		}
+	}
+	if copied+rewritten < 2 {
+		clear(keep) // one file alone: nothing to join it with
+	}
+	return keep
+}
+
+// leading is how many leading row groups of a file (their sizes, in file
+// order) a merge that adds `added` bytes copies, so that the file it
+// writes holds at most most row groups (0: no limit): all of them when
+// that leaves room for the added row group; otherwise the trailing ones
+// are rewritten with the added bytes, at least enough to fit, and then
+// each next one back while it is no bigger than the bytes taken so far.
+// A file's row groups so stay few and about decreasing in size, and a
+// merge decodes the small recent ones, not the big old ones (the size
+// tiers inside one file, as tiered compaction keeps them in files).
+func leading(rowGroups []int64, added int64, most int) int {
+	n := len(rowGroups)
+	if most <= 0 || n < most {
+		return n
+	}
+	sum := added
+	for n > 0 && (n > most-1 || rowGroups[n-1] <= sum) {
+		sum += rowGroups[n-1]
+		n--
+	}
+	return n
 }
 
 // deferred is what a run's budget put off: groups left whole for later
@@ -116,15 +259,15 @@ func (sel selection) withinBudget(groups []table.CompactionTaskGroup) ([]table.C
 		return groups, deferred{}
 	}
 	slices.SortStableFunc(groups, func(a, b table.CompactionTaskGroup) int {
-		return cmp.Compare(a.TotalSizeBytes, b.TotalSizeBytes)
+		return cmp.Compare(sel.cost(a), sel.cost(b))
 	})
 	var kept []table.CompactionTaskGroup
 	var d deferred
 	var sum int64
 	for i, g := range groups {
-		if i == 0 || sum+g.TotalSizeBytes <= sel.budget {
+		if i == 0 || sum+sel.cost(g) <= sel.budget {
 			kept = append(kept, g)
-			sum += g.TotalSizeBytes
+			sum += sel.cost(g)
 			continue
 		}
 		c, ok := sel.cut(g, sel.budget-sum)
@@ -134,11 +277,31 @@ func (sel selection) withinBudget(groups []table.CompactionTaskGroup) ([]table.C
 			continue
 		}
 		kept = append(kept, c)
-		sum += c.TotalSizeBytes
+		sum += sel.cost(c)
 		d.cut++
 		d.bytes += g.TotalSizeBytes - c.TotalSizeBytes
 	}
 	return kept, d
+}
+
+// cost is what a group weighs against max-bytes-per-run: its bytes, less
+// its head's with the head strategy. A head's row groups are copied, at
+// a small share of a decode's cost, so a head append weighs what it
+// decodes; counting the head would cut appends to big heads down to their
+// small files, which then reach copyMin beside the head and are decoded
+// a second time when they join it.
+func (sel selection) cost(g table.CompactionTaskGroup) int64 {
+	if sel.strategy != strategyHead || len(g.Tasks) < 2 {
+		return g.TotalSizeBytes
+	}
+	var biggest int64
+	for _, t := range g.Tasks {
+		biggest = max(biggest, t.File.FileSizeBytes())
+	}
+	if biggest < sel.copyMin {
+		return g.TotalSizeBytes
+	}
+	return g.TotalSizeBytes - biggest
 }
 
 // cut is g's smallest files whose bytes fit room, when they are at least
@@ -191,9 +354,11 @@ func (sel selection) plan(tasks []table.FileScanTask, meta table.Metadata) []tab
 			return cmp.Compare(a.File.FileSizeBytes(), b.File.FileSizeBytes())
 		})
 		var picked [][]table.FileScanTask
-		switch sel.strategy {
-		case strategyBinPack:
+		switch {
+		case sel.strategy == strategyBinPack || sel.idle[p.key]:
 			picked = sel.binPack(p.files)
+		case sel.strategy == strategyHead:
+			picked = sel.head(p.files)
 		default:
 			picked = sel.tiered(p.files)
 		}
@@ -253,29 +418,102 @@ func (sel selection) tieredTake(sizes []int64) int {
 	return n
 }
 
+// head picks, from a partition's candidates sorted by size, the head
+// strategy's merge: its small files (the tail and the newest files), and
+// the head too when they hold copyMin bytes; nothing when fewer than
+// min-input-files qualify.
+func (sel selection) head(files []table.FileScanTask) [][]table.FileScanTask {
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		sizes[i] = f.File.FileSizeBytes()
+	}
+	n, withHead := sel.headTake(sizes)
+	if n == 0 {
+		return nil
+	}
+	picked := slices.Clone(files[:n])
+	if withHead {
+		picked = append(picked, files[len(files)-1])
+	}
+	return [][]table.FileScanTask{picked}
+}
+
+// headTake is head over sizes sorted ascending: how many of the smallest
+// to take, and whether the biggest (the head) joins them. The head is the
+// biggest candidate when it has copyMin bytes; the others are taken
+// smallest first. When those that fit beside the head within the target
+// hold copyMin bytes (a row group worth copying from then on), they join
+// the head; otherwise they are merged on their own, up to the target,
+// when there are min-input-files of them: into the tail, or, when they
+// reach copyMin without room beside the head, into a second head that a
+// later run appends to the first (never past the target).
+func (sel selection) headTake(sizes []int64) (n int, withHead bool) {
+	if len(sizes) == 0 {
+		return 0, false
+	}
+	last := len(sizes) - 1
+	others := len(sizes)
+	if sel.copyMin > 0 && sizes[last] >= sel.copyMin {
+		others = last
+		room := sel.target - sizes[last]
+		var sum int64
+		k := 0
+		for k < others && sum+sizes[k] <= room {
+			sum += sizes[k]
+			k++
+		}
+		if k > 0 && sum >= sel.copyMin {
+			return k, true
+		}
+	}
+	var sum int64
+	k := 0
+	for k < others && sum+sizes[k] <= sel.target {
+		sum += sizes[k]
+		k++
+	}
+	if k < max(sel.minInput, 2) {
+		return 0, false
+	}
+	return k, false
+}
+
 // binPack takes all of a partition's candidates (when there are at least
 // min-input-files) in groups of about the target size, so a large backlog
 // commits piece by piece.
 func (sel selection) binPack(files []table.FileScanTask) [][]table.FileScanTask {
-	if len(files) < sel.minInput {
-		return nil
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		sizes[i] = f.File.FileSizeBytes()
 	}
 	var out [][]table.FileScanTask
+	for _, r := range sel.binPackTake(sizes) {
+		out = append(out, files[r[0]:r[1]])
+	}
+	return out
+}
+
+// binPackTake is binPack over sizes: the groups as index ranges [from, to).
+func (sel selection) binPackTake(sizes []int64) [][2]int {
+	if len(sizes) < sel.minInput {
+		return nil
+	}
+	var out [][2]int
 	start := 0
 	var sum int64
-	for i, f := range files {
-		sum += f.File.FileSizeBytes()
+	for i, size := range sizes {
+		sum += size
 		if sum >= sel.target {
-			out = append(out, files[start:i+1])
+			out = append(out, [2]int{start, i + 1})
 			start, sum = i+1, 0
 		}
 	}
-	if rest := files[start:]; len(rest) > 0 {
-		if len(out) > 0 && len(rest) < sel.minInput {
+	if rest := len(sizes) - start; rest > 0 {
+		if len(out) > 0 && rest < sel.minInput {
 			// Too few to stand alone: join the last group.
-			out[len(out)-1] = files[len(files)-len(rest)-len(out[len(out)-1]):]
+			out[len(out)-1][1] = len(sizes)
 		} else {
-			out = append(out, rest)
+			out = append(out, [2]int{start, len(sizes)})
 		}
 	}
 	return out

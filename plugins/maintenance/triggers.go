@@ -36,6 +36,7 @@ func decide(th thresholds, ch TableChange, last time.Time, now time.Time) decisi
 		{"delete-file-count", ch.DeleteFiles, th.deleteFileCount},
 		{"snapshot-count", ch.Snapshots, th.snapshotCount},
 		{"manifest-count", ch.Manifests, th.manifestCount},
+		{"idle-partitions", int64(len(ch.Idle)), th.idlePartitions},
 	}
 	for _, c := range checks {
 		if c.trigger > 0 && c.value >= c.trigger {

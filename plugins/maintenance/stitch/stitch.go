@@ -26,6 +26,9 @@ var ErrIncompatible = errors.New("cannot join the files' row groups as they are"
 type Source struct {
 	Name string // for errors
 	R    parquet.ReaderAtSeeker
+	// RowGroups, when above 0, copies only the file's first RowGroups row
+	// groups (the caller rewrites the others); 0 copies them all.
+	RowGroups int
 }
 
 // Result is what a join wrote.
@@ -65,7 +68,14 @@ func Files(w io.Writer, srcs []Source) (Result, error) {
 	groups := out.RowGroups[:0:0]
 	var rows int64
 	for i, md := range mds {
-		for _, rg := range md.RowGroups {
+		if n := srcs[i].RowGroups; n > len(md.RowGroups) {
+			return Result{}, fmt.Errorf("stitch: %s has %d row groups, not the %d to copy", srcs[i].Name, len(md.RowGroups), n)
+		}
+		copied := md.RowGroups
+		if n := srcs[i].RowGroups; n > 0 {
+			copied = copied[:n]
+		}
+		for _, rg := range copied {
 			var compressed int64
 			for j, c := range rg.Columns {
 				m := c.MetaData

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -110,7 +111,7 @@ func TestFilesJoinsRowGroupsUnchanged(t *testing.T) {
 	c := parquetFile(t, testSchema, 2600, 5000, 800, compress.Codecs.Zstd)
 
 	var out bytes.Buffer
-	res, err := Files(&out, []Source{{"a", bytes.NewReader(a)}, {"b", bytes.NewReader(b)}, {"c", bytes.NewReader(c)}})
+	res, err := Files(&out, []Source{{Name: "a", R: bytes.NewReader(a)}, {Name: "b", R: bytes.NewReader(b)}, {Name: "c", R: bytes.NewReader(c)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +163,35 @@ func TestFilesJoinsRowGroupsUnchanged(t *testing.T) {
 	}
 }
 
+// TestFilesCopiesLeadingRowGroups: a source's RowGroups copies only its
+// first row groups; more than it has is an error naming it.
+func TestFilesCopiesLeadingRowGroups(t *testing.T) {
+	a := parquetFile(t, testSchema, 0, 2500, 1000, compress.Codecs.Zstd) // 1000, 1000, 500
+	b := parquetFile(t, testSchema, 2500, 2600, 1000, compress.Codecs.Zstd)
+	var out bytes.Buffer
+	res, err := Files(&out, []Source{{Name: "a", R: bytes.NewReader(a), RowGroups: 2}, {Name: "b", R: bytes.NewReader(b)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 2100 || res.RowGroups != 3 {
+		t.Fatalf("result %+v; want a's first 2000 rows and b's 100 in 3 row groups", res)
+	}
+	ids, _ := rowsOf(t, out.Bytes())
+	for i, id := range ids {
+		want := int64(i)
+		if i >= 2000 {
+			want = int64(i + 500) // b's rows follow a's first two row groups
+		}
+		if id != want {
+			t.Fatalf("row %d: id %d, want %d", i, id, want)
+		}
+	}
+	_, err = Files(&bytes.Buffer{}, []Source{{Name: "a", R: bytes.NewReader(a), RowGroups: 4}})
+	if err == nil || !strings.Contains(err.Error(), "a has 3 row groups") {
+		t.Fatalf("4 of a's 3 row groups: %v", err)
+	}
+}
+
 func TestFilesRefusesWhatItCannotCopy(t *testing.T) {
 	a := parquetFile(t, testSchema, 0, 100, 100, compress.Codecs.Zstd)
 	other := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -186,7 +216,7 @@ func TestFilesRefusesWhatItCannotCopy(t *testing.T) {
 
 	for name, second := range map[string][]byte{"another schema": b, "page indexes": indexed.Bytes()} {
 		var out bytes.Buffer
-		_, err := Files(&out, []Source{{"a", bytes.NewReader(a)}, {"b", bytes.NewReader(second)}})
+		_, err := Files(&out, []Source{{Name: "a", R: bytes.NewReader(a)}, {Name: "b", R: bytes.NewReader(second)}})
 		if !errors.Is(err, ErrIncompatible) {
 			t.Fatalf("%s: got %v, want ErrIncompatible", name, err)
 		}
