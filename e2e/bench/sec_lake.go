@@ -32,7 +32,11 @@ type lakeResult struct {
 	// table commit (POST) and table load (GET), seconds.
 	serverCommit, serverLoad []float64
 	loadsPerCommit           float64
-	maintS3                  map[string]map[string]int // per maintenance task: S3 requests of one run, by op
+	// floeS3 and serverS3 are the store's time serving floe's commit
+	// requests (manifests and manifest lists) and the catalog's
+	// (metadata.json), seconds in all.
+	floeS3, serverS3 float64
+	maintS3          map[string]map[string]int // per maintenance task: S3 requests of one run, by op
 }
 
 // maintenanceTasks are the iceberg-maintenance tasks the lake section runs
@@ -86,6 +90,14 @@ func Lake(t *T, o Options, rep *Report, st *State) {
 		"its manifest and manifest list PUT to S3 and the HTTP round trips. Both servers share this machine's 2 cores with floe, its plugins, Kafka and the registry.",
 		len(rest.serverCommit), F(Quantile(rest.serverCommit, 0.5)*1000, 1), F(Quantile(rest.serverCommit, 0.99)*1000, 1),
 		F(rest.loadsPerCommit, 1), F(Quantile(rest.serverLoad, 0.5)*1000, 1), F(Quantile(rest.serverLoad, 0.99)*1000, 1))
+	if n := float64(rest.commits); n > 0 && len(rest.serverCommit) > 0 {
+		commit, post := Mean(rest.commitDur)*1000, Mean(rest.serverCommit)*1000
+		floeS3, serverS3 := rest.floeS3/n*1000, rest.serverS3/n*1000
+		rep.Para("A REST + S3 commit's mean %s ms, by who spends it: the REST catalog %s ms (its S3 requests for metadata.json %s ms of it), "+
+			"the store serving floe's manifest and manifest list %s ms, and %s ms in floe (the sink's planning and encoding, iceberg-go reading the catalog's answer, "+
+			"the host's call to the sink plugin) and on the way (HTTP round trips); the local commit's mean was %s ms.",
+			F(commit, 1), F(post, 1), F(serverS3, 1), F(floeS3, 1), F(commit-post-floeS3, 1), F(Mean(local.commitDur)*1000, 1))
+	}
 	fp99 := Quantile(rest.fresh, 0.99)
 	rep.Target("freshness p99 ≤ 2.5 s on REST + S3 at a quarter of max rate", F(fp99, 3)+" s", fp99 <= 2.5, len(rest.fresh) > 0)
 	rep.Para("")
@@ -150,9 +162,18 @@ func lakeRun(t *T, env harness.Env, o Options, rate float64, c lakeCatalog) lake
 	if !c.s3 {
 		return res
 	}
-	res.s3 = harness.CountOps(env.Lake.S3Requests(t, s3From))
+	reqs := env.Lake.S3Requests(t, s3From)
+	res.s3 = harness.CountOps(reqs)
 	for _, n := range res.s3 {
 		res.s3Total += n
+	}
+	for _, q := range reqs {
+		switch {
+		case strings.HasSuffix(q.Path, ".metadata.json"):
+			res.serverS3 += q.Took.Seconds()
+		case strings.Contains(q.Path, "/metadata/") && strings.HasSuffix(q.Path, ".avro"):
+			res.floeS3 += q.Took.Seconds()
+		}
 	}
 	tablePath := "/tables/" + strings.SplitN(table, ".", 2)[1]
 	for _, q := range env.Lake.CatalogRequests(t, restFrom) {
