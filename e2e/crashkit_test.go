@@ -177,6 +177,10 @@ type rigOptions struct {
 	// s3:// warehouse. Unset: the Postgres catalog, a local warehouse.
 	lake       *harness.Lake
 	postgresS3 bool
+	// restToken, with lake and its REST catalog, authenticates floe and
+	// the readers with the catalog's static bearer token
+	// (iceberg.catalog.token) instead of OAuth2 client credentials.
+	restToken bool
 	// exampleFile, with lake, takes the catalog keys (iceberg.catalog.*)
 	// from that file of configs/, pointed at the services.
 	exampleFile string
@@ -251,6 +255,13 @@ func newRig(t *testing.T, ctx context.Context, o rigOptions) *rig {
 		}
 		r.all = o.lake.RESTTable(namespace + ".all_readings")
 		r.rare = o.lake.RESTTable(namespace + ".rare_readings")
+		if o.restToken {
+			delete(catalogKeys, "iceberg.catalog.credential")
+			catalogKeys["iceberg.catalog.token"] = o.lake.RESTToken
+			for _, ref := range []*harness.TableRef{&r.all, &r.rare} {
+				ref.Credential, ref.Token = "", o.lake.RESTToken
+			}
+		}
 	}
 	r.conn = harness.Connector{Name: o.name, Config: map[string]string{
 		"connector.class":            "iceberg",

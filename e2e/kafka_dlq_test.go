@@ -196,26 +196,27 @@ func dlqConnector(env harness.Env, name, topic, table string, extra map[string]s
 }
 
 // checkDeadLetters runs d's topic with errors.tolerance=all into a new
-// table (on the lake's REST catalog and S3 when lake is set, else the
-// embedded catalog), then checks the dead-letter topic holds each bad
+// table (on the lake when stack is set, else the embedded catalog), then
+// checks the dead-letter topic holds each bad
 // record once with its bytes and Connect's headers, the status and
 // /metrics count them, and the table holds each good record once
 // (PyIceberg). It stops f.
-func checkDeadLetters(t *testing.T, ctx context.Context, env harness.Env, f *harness.Floe, d dlqInput, lake *harness.Lake) {
+func checkDeadLetters(t *testing.T, ctx context.Context, env harness.Env, f *harness.Floe, d dlqInput, stack *lakeStack) {
 	t.Helper()
 	topic, bad, good := d.topic, d.bad, d.good
 	name := harness.UniqueName("payments-dlq")
 	dlq := name + "_dlq"
-	table := "dlq.payments"
-	if lake != nil {
-		table = harness.UniqueName("dlq") + ".payments"
+	namespace := "dlq"
+	if stack != nil {
+		namespace = harness.UniqueName("dlq")
 	}
+	table := namespace + ".payments"
 	conn := dlqConnector(env, name, topic, table, map[string]string{
 		"errors.tolerance":                  "all",
 		"errors.deadletterqueue.topic.name": dlq,
 	})
-	if lake != nil {
-		maps.Copy(conn.Config, lake.RESTCatalogKeys())
+	if stack != nil {
+		maps.Copy(conn.Config, stack.keys(namespace))
 	}
 	if _, err := f.API.CreateConnector(ctx, conn); err != nil {
 		t.Fatal(err)
@@ -286,8 +287,8 @@ func checkDeadLetters(t *testing.T, ctx context.Context, env harness.Env, f *har
 		offsets += r.offset
 	}
 	ref := harness.EmbeddedTable(f.DataDir, table)
-	if lake != nil {
-		ref = lake.RESTTable(table)
+	if stack != nil {
+		ref = stack.table(table)
 	}
 	py := harness.ReadTable(t, env, harness.PyIceberg, ref, harness.ReadOptions{
 		ChecksumCols: []string{"id", "_source_offset"},

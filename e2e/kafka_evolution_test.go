@@ -129,17 +129,19 @@ func TestKafkaAvroEvolutionExactlyOnce(t *testing.T) {
 
 // TestLakeAvroEvolutionExactlyOnce is TestKafkaAvroEvolutionExactlyOnce
 // on the lake: the REST catalog (each evolution a REST schema update) and
-// files in S3, read back through the REST catalog and from S3.
+// files in S3, read back through the REST catalog and from S3; then the
+// Postgres SQL catalog with its warehouse in S3.
 func TestLakeAvroEvolutionExactlyOnce(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
-		harness.Kafka, harness.SchemaRegistry, harness.Readers, harness.LakeServices)
-	lake := env.Lake
-	kafkaEvolution(t, env, &lake)
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers, harness.LakeServices)
+	for _, tc := range lakeStacks(env) {
+		t.Run(tc.name, func(t *testing.T) { kafkaEvolution(t, env, tc.stack) })
+	}
 }
 
 // kafkaEvolution runs the evolution test on a Postgres catalog with a
-// local warehouse, or (lake set) on the lake's REST catalog and S3.
-func kafkaEvolution(t *testing.T, env harness.Env, lake *harness.Lake) {
+// local warehouse, or (stack set) on the lake.
+func kafkaEvolution(t *testing.T, env harness.Env, stack *lakeStack) {
 	t.Helper()
 	ctx := harness.Context(t, 12*time.Minute)
 	const partitions, n = 6, 12_000
@@ -184,9 +186,9 @@ func kafkaEvolution(t *testing.T, env harness.Env, lake *harness.Lake) {
 	}}
 	ref := harness.TableRef{CatalogURI: env.PostgresURL, Warehouse: "file://" + warehouse, Name: table}
 	var inLake harness.Lake
-	if lake != nil {
-		maps.Copy(conn.Config, lake.RESTCatalogKeys())
-		ref, inLake = lake.RESTTable(table), *lake
+	if stack != nil {
+		maps.Copy(conn.Config, stack.keys(namespace))
+		ref, inLake = stack.table(table), stack.lake
 	}
 	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
 	f.WaitStatus(ctx, name, "connector RUNNING", false, harness.ConnectorStatus.Running)

@@ -132,14 +132,18 @@ func checkNothingCreated(t *testing.T, ctx context.Context, env harness.Env, goo
 }
 
 // TestLakeDeadLetterQueue is TestKafkaDeadLetterQueue's tolerance=all
-// case on the REST catalog and S3: bad records reach the dead-letter
-// topic once with their bytes and headers, good ones the table once.
+// case on the REST catalog and S3, then on the Postgres catalog with its
+// warehouse in S3: bad records reach the dead-letter topic once with
+// their bytes and headers, good ones the table once.
 func TestLakeDeadLetterQueue(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
-		harness.Kafka, harness.SchemaRegistry, harness.Readers, harness.LakeServices)
-	ctx := harness.Context(t, 5*time.Minute)
-	d := newDLQInput(t, ctx, env)
-	f := harness.StartFloe(t, env, harness.Options{})
-	lake := env.Lake
-	checkDeadLetters(t, ctx, env, f, d, &lake)
+		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers, harness.LakeServices)
+	d := newDLQInput(t, harness.Context(t, time.Minute), env)
+	for _, tc := range lakeStacks(env) {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := harness.Context(t, 5*time.Minute)
+			f := harness.StartFloe(t, env, harness.Options{})
+			checkDeadLetters(t, ctx, env, f, d, tc.stack)
+		})
+	}
 }

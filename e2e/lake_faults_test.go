@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -21,10 +22,13 @@ import (
 // 409 CommitFailedException without applying the commit, 503 and 502
 // before the commit reached the catalog, and 503 and 504 after it was
 // applied (the commit's fate unknown to floe: the retry meets its own
-// snapshot). Each fault hits two commits in a row while a feeder
-// produces; the connector must keep RUNNING, commit again by itself, and
-// the tables must hold every produced record once (DuckDB from S3, then
-// PyIceberg through the catalog).
+// snapshot); then it holds the connection open and never answers, before
+// and after the commit applied, until floe's request timeout
+// (iceberg.commit.request-timeout-ms, 3 s here) gives up on it, which
+// also leaves the commit's fate unknown. Each fault hits two commits in a
+// row while a feeder produces; the connector must keep RUNNING, commit
+// again by itself, and the tables must hold every produced record once
+// (DuckDB from S3, then PyIceberg through the catalog).
 func TestLakeCatalogFaults(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers, harness.LakeServices)
@@ -32,7 +36,8 @@ func TestLakeCatalogFaults(t *testing.T) {
 	proxy := newCatalogProxy(t, env.Lake.RESTURI)
 	lake := env.Lake
 	lake.RESTURI = proxy.url
-	r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "faults", lake: &lake})
+	r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "faults", lake: &lake,
+		extra: map[string]string{"iceberg.commit.request-timeout-ms": "3000"}})
 
 	faults := []catalogFault{
 		{status: http.StatusConflict, errType: "CommitFailedException"},
@@ -40,6 +45,8 @@ func TestLakeCatalogFaults(t *testing.T) {
 		{status: http.StatusBadGateway, errType: "BadGatewayException"},
 		{status: http.StatusServiceUnavailable, errType: "ServiceUnavailableException", afterApply: true},
 		{status: http.StatusGatewayTimeout, errType: "GatewayTimeoutException", afterApply: true},
+		{hang: true},
+		{hang: true, afterApply: true},
 	}
 	for _, f := range faults {
 		before := r.waitCommitted(ctx, r.committed(ctx)+500)
@@ -85,12 +92,18 @@ type catalogFault struct {
 	// afterApply forwards the commit first, so the catalog applies it,
 	// then answers the fault instead of the catalog's answer.
 	afterApply bool
+	// hang answers nothing: the connection stays open until the client
+	// gives up.
+	hang bool
 }
 
 func (f catalogFault) String() string {
 	when := "before the commit"
 	if f.afterApply {
 		when = "after the commit applied"
+	}
+	if f.hang {
+		return "no answer " + when
 	}
 	return fmt.Sprintf("%d %s %s", f.status, f.errType, when)
 }
@@ -103,6 +116,8 @@ type catalogProxy struct {
 	// fault and left are the armed fault and how many commits it still hits.
 	fault catalogFault
 	left  int
+	// done is closed when the test ends, releasing hanging answers.
+	done chan struct{}
 }
 
 // commitPath matches the REST API's update-table endpoint (a POST to
@@ -115,7 +130,7 @@ func newCatalogProxy(t *testing.T, target string) *catalogProxy {
 	if err != nil {
 		t.Fatalf("REST catalog URL %q: %v", target, err)
 	}
-	p := &catalogProxy{}
+	p := &catalogProxy{done: make(chan struct{})}
 	forward := httputil.NewSingleHostReverseProxy(u)
 	forward.ErrorHandler = func(w http.ResponseWriter, req *http.Request, err error) {
 		// A client that gave up (floe stopping, a cancelled poll) is not
@@ -138,11 +153,23 @@ func newCatalogProxy(t *testing.T, target string) *catalogProxy {
 				t.Errorf("proxy: the catalog answered the forwarded commit %s with %d: %s", req.URL.Path, rec.Code, rec.Body)
 			}
 		}
+		if f.hang {
+			// Read the whole request first: only then does the server
+			// see the client hang up (floe's request timeout) and end
+			// req's context.
+			_, _ = io.Copy(io.Discard, req.Body)
+			select {
+			case <-req.Context().Done():
+			case <-p.done:
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(f.status)
 		_, _ = fmt.Fprintf(w, `{"error":{"message":"injected by the e2e proxy","type":%q,"code":%d}}`, f.errType, f.status)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(p.done) }) // runs first: no handler holds Close up
 	p.url = srv.URL
 	return p
 }

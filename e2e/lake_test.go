@@ -129,27 +129,46 @@ func expectPreconditionFailed(t *testing.T, what string, err error) {
 }
 
 // TestLakeKafkaExactlyOnce runs Kafka → hash → iceberg (two tasks, a
-// commit a second, two tables by route) on the lake, once with the REST
-// catalog (OAuth2 client credentials) and once with the Postgres SQL
-// catalog and an s3:// warehouse, with the catalog keys of the examples
+// commit a second, two tables by route) on the lake, with the REST
+// catalog (OAuth2 client credentials), with the REST catalog and a static
+// bearer token (iceberg.catalog.token), and with the Postgres SQL catalog
+// and an s3:// warehouse, with the catalog keys of the examples
 // configs/kafka-rest-s3.json and configs/kafka-postgres-s3.json, while a
-// feeder produces: each table
-// must hold every produced record once, read by DuckDB from S3 and by
-// PyIceberg through the catalog (a file missing from the bucket fails
-// either read).
+// feeder produces: each table must hold every produced record once, read
+// by DuckDB from S3 and by PyIceberg through the catalog (a file missing
+// from the bucket fails either read). The token, a secret, must show
+// neither in the connector's config from the REST API nor in floe's log.
 func TestLakeKafkaExactlyOnce(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers, harness.LakeServices)
 	for _, tc := range []struct {
-		name, example string
-		postgresS3    bool
-	}{{"rest+s3", "configs/kafka-rest-s3.json", false}, {"postgres+s3", "configs/kafka-postgres-s3.json", true}} {
+		name, example         string
+		postgresS3, restToken bool
+	}{
+		{name: "rest+s3", example: "configs/kafka-rest-s3.json"},
+		{name: "rest+s3 token", restToken: true},
+		{name: "postgres+s3", example: "configs/kafka-postgres-s3.json", postgresS3: true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := harness.Context(t, 4*time.Minute)
 			lake := env.Lake
 			r := newRig(t, ctx, rigOptions{env: env, partitions: 3, initial: 5000, rate: 500, name: "lake",
-				lake: &lake, postgresS3: tc.postgresS3, exampleFile: tc.example})
+				lake: &lake, postgresS3: tc.postgresS3, exampleFile: tc.example, restToken: tc.restToken})
 			r.waitCommitted(ctx, r.committed(ctx)+1500)
+			if tc.restToken {
+				cfg, err := r.f.API.Config(ctx, r.opts.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range cfg {
+					if strings.Contains(v, lake.RESTToken) {
+						t.Errorf("GET /connectors/%s/config shows the token in %s", r.opts.name, k)
+					}
+				}
+				if strings.Contains(r.f.Log(), lake.RESTToken) {
+					t.Error("floe's log holds the REST catalog's token")
+				}
+			}
 			for _, engine := range harness.Engines {
 				res := r.check(ctx, engine, engine == harness.PyIceberg)
 				t.Logf("%s: %s read %d rows (rare %d): lost %d, duplicated %d", tc.name, engine, res.rows, res.rareRows, res.lost, res.duplicated)
@@ -173,4 +192,48 @@ func TestLakeCrashExactlyOnce(t *testing.T) {
 	ctx := harness.Context(t, 10*time.Minute)
 	lake := env.Lake
 	crashEveryPoint(t, ctx, rigOptions{env: env, partitions: 6, initial: 10_000, rate: 1000, name: "lakecrash", lake: &lake})
+}
+
+// lakeStack is where a test's tables go on the lake: the REST catalog, or
+// (postgresURL set) the Postgres SQL catalog with an s3:// warehouse in
+// the lake's bucket.
+type lakeStack struct {
+	lake        harness.Lake
+	postgresURL string
+}
+
+// lakeStacks are the two stacks, by name, for subtests.
+func lakeStacks(env harness.Env) []struct {
+	name  string
+	stack *lakeStack
+} {
+	return []struct {
+		name  string
+		stack *lakeStack
+	}{
+		{"rest+s3", &lakeStack{lake: env.Lake}},
+		{"postgres+s3", &lakeStack{lake: env.Lake, postgresURL: env.PostgresURL}},
+	}
+}
+
+// warehouse is the Postgres catalog's warehouse for namespace's tables.
+func (s *lakeStack) warehouse(namespace string) string {
+	return "s3://" + s.lake.S3Bucket + "/" + namespace
+}
+
+// keys are the connector's catalog keys for a table of namespace.
+func (s *lakeStack) keys(namespace string) map[string]string {
+	if s.postgresURL == "" {
+		return s.lake.RESTCatalogKeys()
+	}
+	return s.lake.PostgresS3Keys(s.postgresURL, s.warehouse(namespace))
+}
+
+// table names table (namespace.name) for the readers.
+func (s *lakeStack) table(table string) harness.TableRef {
+	if s.postgresURL == "" {
+		return s.lake.RESTTable(table)
+	}
+	namespace, _, _ := strings.Cut(table, ".")
+	return s.lake.SQLTable(s.postgresURL, s.warehouse(namespace), table)
 }

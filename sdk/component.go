@@ -13,7 +13,8 @@ type Component struct {
 	Summary string
 	Spec    Spec
 	// Capabilities lists the optional interfaces the component's tasks
-	// implement (see [Capability]); floe uses exactly these.
+	// (for CapabilityWaits, its Sink) implement (see [Capability]); floe
+	// uses exactly these.
 	Capabilities []Capability
 
 	Source      Source
@@ -35,6 +36,19 @@ func (c Component) Kind() Kind {
 		return KindMaintenance
 	}
 	return ""
+}
+
+// value returns the one plugin value the component sets.
+func (c Component) value() any {
+	switch {
+	case c.Source != nil:
+		return c.Source
+	case c.Partitioner != nil:
+		return c.Partitioner
+	case c.Sink != nil:
+		return c.Sink
+	}
+	return c.Maintenance
 }
 
 // check reports a malformed component declaration.

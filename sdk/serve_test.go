@@ -304,6 +304,8 @@ func TestNewServerRejectsBadDeclarations(t *testing.T) {
 		{[]Component{{Name: "a", Source: src, Capabilities: []Capability{CapabilityFrontier}}}, `declares capability "frontier", which only a sink has`},
 		{[]Component{{Name: "a", Sink: sinkNop{}, Capabilities: []Capability{"flux"}}}, `unknown capability "flux"`},
 		{[]Component{{Name: "a", Sink: sinkNop{}, Capabilities: []Capability{CapabilitySchemas, CapabilitySchemas}}}, `capability "schemas" twice`},
+		{[]Component{{Name: "a", Sink: sinkNop{}, Capabilities: []Capability{CapabilityWaits}}}, `declares capability "waits", but its sink (sdk.sinkNop) does not implement sdk.SinkWithWaits`},
+		{[]Component{{Name: "a", Sink: waitingSink{}}}, `implements sdk.SinkWithWaits, but the component does not declare capability "waits"`},
 	} {
 		if _, err := newServer(tc.comps, newPluginLogger(nil, 0)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("newServer(%v) = %v, want %q", tc.comps, err, tc.want)
@@ -313,9 +315,16 @@ func TestNewServerRejectsBadDeclarations(t *testing.T) {
 	if _, err := newServer([]Component{{Name: "a", Source: src}, {Name: "a", Sink: sinkNop{}}}, newPluginLogger(nil, 0)); err != nil {
 		t.Error(err)
 	}
+	if _, err := newServer([]Component{{Name: "a", Sink: waitingSink{}, Capabilities: []Capability{CapabilityWaits}}}, newPluginLogger(nil, 0)); err != nil {
+		t.Error(err)
+	}
 }
 
 type sinkNop struct{}
+
+type waitingSink struct{ sinkNop }
+
+func (waitingSink) Waits(string) []ServiceWait { return nil }
 
 func (sinkNop) Open(context.Context, SinkOpenRequest) (SinkTask, error) { return nil, nil }
 

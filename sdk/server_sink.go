@@ -180,6 +180,26 @@ func (ss *sinkServer) Close(ctx context.Context, req *pb.CloseRequest) (*pb.Clos
 	return &pb.CloseResponse{}, nil
 }
 
+// Waits answers for the component's Sink, which needs no open task: it
+// may be waiting inside its Open.
+func (ss *sinkServer) Waits(_ context.Context, req *pb.SinkWaitsRequest) (*pb.SinkWaitsResponse, error) {
+	c, err := ss.s.component(KindSink, req.GetComponent())
+	if err != nil {
+		return nil, err
+	}
+	w, ok := c.Sink.(SinkWithWaits)
+	if !ok {
+		return nil, status.Errorf(codes.Unimplemented, "the sink does not say what it waits for (it declares no waits capability; its Sink does not implement sdk.SinkWithWaits)")
+	}
+	resp := &pb.SinkWaitsResponse{}
+	for _, sw := range w.Waits(req.GetConnector()) {
+		resp.Waits = append(resp.Waits, &pb.ServiceWait{
+			Service: sw.Service, SinceUnixMs: sw.Since.UnixMilli(), Attempts: sw.Attempts, LastError: sw.LastError,
+		})
+	}
+	return resp, nil
+}
+
 // checkWriters holds the host to Write's contract, so a sink can index by
 // the writer list without checking it.
 func checkWriters(writers []uint32, rows int64, n int) error {

@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // Sink writes records to an external system in two phases: writers write
@@ -10,6 +11,35 @@ import (
 // opens it once per process, for all of its writers.
 type Sink interface {
 	Open(ctx context.Context, req SinkOpenRequest) (SinkTask, error)
+}
+
+// SinkWithWaits is implemented by sinks that wait out an outage of a
+// service they depend on inside their own calls (the iceberg sink's
+// Commit retries while its catalog is down; its Open waits for the object
+// store), so that the status of a stalled connector can say what it is
+// waiting for. It is the Sink's, not a task's, because a sink may wait
+// while it opens. Declare [CapabilityWaits] with it.
+type SinkWithWaits interface {
+	// Waits returns the services the sink of connector is waiting for
+	// now, or none once they answer again. The host asks about once a
+	// second while the connector runs, concurrently with any call of the
+	// connector's task, an Open still running included: it must answer at
+	// once, from memory.
+	Waits(connector string) []ServiceWait
+}
+
+// ServiceWait is one service a sink is waiting for.
+type ServiceWait struct {
+	// Service names the service and where it is ("catalog at
+	// http://127.0.0.1:8181", "object store at http://127.0.0.1:7070").
+	// It is shown in the connector's status: never credentials.
+	Service string
+	// Since is when the first failed request of this outage was.
+	Since time.Time
+	// Attempts counts the failed requests since Since.
+	Attempts int64
+	// LastError is the last failure's message.
+	LastError string
 }
 
 // SinkOpenRequest carries what a sink needs.

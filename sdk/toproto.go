@@ -208,6 +208,8 @@ func capabilityToProto(c Capability) pb.Capability {
 		return pb.Capability_CAPABILITY_SCHEMAS
 	case CapabilityLoad:
 		return pb.Capability_CAPABILITY_LOAD
+	case CapabilityWaits:
+		return pb.Capability_CAPABILITY_WAITS
 	}
 	return pb.Capability_CAPABILITY_UNSPECIFIED
 }

@@ -24,7 +24,8 @@ type lakeResult struct {
 	catalog   lakeCatalog
 	rate      float64
 	commits   int
-	commitDur []float64 // seconds
+	commitDur []float64 // seconds, after the warm-up
+	commitAll []float64 // seconds, every commit
 	fresh     []float64 // seconds, one per sampled row after the warm-up
 	s3        map[string]int
 	s3Total   int
@@ -32,7 +33,11 @@ type lakeResult struct {
 	// table commit (POST) and table load (GET), seconds.
 	serverCommit, serverLoad []float64
 	loadsPerCommit           float64
-	maintS3                  map[string]map[string]int // per maintenance task: S3 requests of one run, by op
+	// floeS3 and serverS3 are the store's time serving floe's commit
+	// requests (manifests and manifest lists) and the catalog's
+	// (metadata.json), seconds in all.
+	floeS3, serverS3 float64
+	maintS3          map[string]map[string]int // per maintenance task: S3 requests of one run, by op
 }
 
 // maintenanceTasks are the iceberg-maintenance tasks the lake section runs
@@ -58,9 +63,9 @@ func Lake(t *T, o Options, rep *Report, st *State) {
 		"with its warehouse in versitygw's S3 API, both on this machine. "+
 		"Freshness of a row = the first `/metrics` poll (every 100 ms) whose `floe_records_out_total` covers the row's place in the production order − its produce time "+
 		"(every 100th row; records are spread evenly over the partitions and each commit covers a prefix of each), rows of the first %s left out. "+
-		"Commit latency: each commit's duration from `floe_commit_duration_seconds`. S3 requests are the store's request log lines during the run; "+
+		"Commit latency: each commit's duration from `floe_commit_duration_seconds`, the commits of the same first %s left out (every commit's p99 follows the target). S3 requests are the store's request log lines during the run; "+
 		"after ingestion, `floe maintain --once --force <task>` runs each maintenance task once on the REST table and its requests are counted alone.",
-		Num(rate), source, o.KafkaPartitions, o.LakeDuration, o.FreshWarmup)
+		Num(rate), source, o.KafkaPartitions, o.LakeDuration, o.FreshWarmup, o.FreshWarmup)
 
 	runs := []lakeResult{
 		lakeRun(t, env, o, rate, lakeCatalog{name: "embedded SQLite + local files"}),
@@ -79,13 +84,25 @@ func Lake(t *T, o Options, rep *Report, st *State) {
 	rep.Table([]string{"catalog + store", "produced rec/s", "commits", "commit p50 ms", "commit p99 ms", "freshness p50 s", "freshness p99 s", "S3 requests per commit (by op)"}, rows)
 	local, rest := runs[0], runs[1]
 	lp99, rp99 := Quantile(local.commitDur, 0.99), Quantile(rest.commitDur, 0.99)
-	rep.Target("commit p99 on REST + S3 within 3× of local", fmt.Sprintf("%s ms vs %s ms (%s×)", F(rp99*1000, 1), F(lp99*1000, 1), F(rp99/lp99, 2)),
+	rep.Target("commit p99 on REST + S3 within 3× of local", fmt.Sprintf("%s ms vs %s ms (%s×) over the %d and %d commits after the warm-up",
+		F(rp99*1000, 1), F(lp99*1000, 1), F(rp99/lp99, 2), len(rest.commitDur), len(local.commitDur)),
 		rp99 <= 3*lp99, len(rest.commitDur) > 0 && len(local.commitDur) > 0)
+	ap99, alp99 := Quantile(rest.commitAll, 0.99), Quantile(local.commitAll, 0.99)
+	rep.Para("Every commit, the warm-up's included: REST + S3 p50 %s ms, p99 %s ms; local p50 %s ms, p99 %s ms (%s×).",
+		F(Quantile(rest.commitAll, 0.5)*1000, 1), F(ap99*1000, 1), F(Quantile(local.commitAll, 0.5)*1000, 1), F(alp99*1000, 1), F(ap99/alp99, 2))
 	rep.Para("Where a REST + S3 commit's time goes: the REST catalog's own handling of the %d table commits (POST, which reads the current metadata.json from S3 and writes the next) "+
 		"took p50 %s ms, p99 %s ms; floe loaded the table %s times per commit, each load p50 %s ms, p99 %s ms in the server. The rest of a commit is floe's side: "+
 		"its manifest and manifest list PUT to S3 and the HTTP round trips. Both servers share this machine's 2 cores with floe, its plugins, Kafka and the registry.",
 		len(rest.serverCommit), F(Quantile(rest.serverCommit, 0.5)*1000, 1), F(Quantile(rest.serverCommit, 0.99)*1000, 1),
 		F(rest.loadsPerCommit, 1), F(Quantile(rest.serverLoad, 0.5)*1000, 1), F(Quantile(rest.serverLoad, 0.99)*1000, 1))
+	if n := float64(rest.commits); n > 0 && len(rest.serverCommit) > 0 {
+		commit, post := Mean(rest.commitAll)*1000, Mean(rest.serverCommit)*1000
+		floeS3, serverS3 := rest.floeS3/n*1000, rest.serverS3/n*1000
+		rep.Para("A REST + S3 commit's mean (every commit) %s ms, by who spends it: the REST catalog %s ms (its S3 requests for metadata.json %s ms of it), "+
+			"the store serving floe's manifest and manifest list %s ms, and %s ms in floe (the sink's planning and encoding, iceberg-go reading the catalog's answer, "+
+			"the host's call to the sink plugin) and on the way (HTTP round trips); the local commit's mean was %s ms.",
+			F(commit, 1), F(post, 1), F(serverS3, 1), F(floeS3, 1), F(commit-post-floeS3, 1), F(Mean(local.commitAll)*1000, 1))
+	}
 	fp99 := Quantile(rest.fresh, 0.99)
 	rep.Target("freshness p99 ≤ 2.5 s on REST + S3 at a quarter of max rate", F(fp99, 3)+" s", fp99 <= 2.5, len(rest.fresh) > 0)
 	rep.Para("")
@@ -144,15 +161,35 @@ func lakeRun(t *T, env harness.Env, o Options, rate float64, c lakeCatalog) lake
 	time.Sleep(300 * time.Millisecond) // a /metrics poll or two past the last commit
 	samples := run.Metrics.Samples()
 	run.Stop()
-	res.commitDur, _ = CommitDurations(samples)
+	res.commitAll, _ = CommitDurations(samples)
+	// Commit latency in the steady state: the commits after the warm-up
+	// that freshness leaves out too (a fresh REST server still compiles
+	// its JSON code then, a fresh table holds nothing).
+	warm := len(samples)
+	for i, s := range samples {
+		if !s.At.Before(start.Add(o.FreshWarmup)) {
+			warm = i
+			break
+		}
+	}
+	res.commitDur, _ = CommitDurations(samples[warm:])
 	res.commits = int(samples[len(samples)-1].Commits)
 	res.fresh = rowFreshness(samples, stamps, 100, start.Add(o.FreshWarmup))
 	if !c.s3 {
 		return res
 	}
-	res.s3 = harness.CountOps(env.Lake.S3Requests(t, s3From))
+	reqs := env.Lake.S3Requests(t, s3From)
+	res.s3 = harness.CountOps(reqs)
 	for _, n := range res.s3 {
 		res.s3Total += n
+	}
+	for _, q := range reqs {
+		switch {
+		case strings.HasSuffix(q.Path, ".metadata.json"):
+			res.serverS3 += q.Took.Seconds()
+		case strings.Contains(q.Path, "/metadata/") && strings.HasSuffix(q.Path, ".avro"):
+			res.floeS3 += q.Took.Seconds()
+		}
 	}
 	tablePath := "/tables/" + strings.SplitN(table, ".", 2)[1]
 	for _, q := range env.Lake.CatalogRequests(t, restFrom) {

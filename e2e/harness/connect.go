@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The JSON documents of Kafka Connect's REST API, as the harness reads
@@ -74,6 +75,8 @@ type Progress struct {
 	PendingCheckpoints int       `json:"pending_checkpoints"`
 	WriterLoad         []float64 `json:"writer_load,omitempty"`
 	PluginRestarts     int64     `json:"plugin_restarts"`
+	// Waiting lists the services the sink is waiting for.
+	Waiting []ServiceWait `json:"waiting,omitempty"`
 	// Restarts counts the restart policy's restarts of failed instances.
 	Restarts int64 `json:"restarts"`
 	// Healing lists the failures the restart policy knows of.
@@ -89,6 +92,15 @@ type Healing struct {
 	Attempts  int    `json:"attempts"`
 	Permanent bool   `json:"permanent"`
 	GaveUp    bool   `json:"gave_up"`
+}
+
+// ServiceWait is one entry of floe's progress "waiting": a service the
+// sink is waiting for.
+type ServiceWait struct {
+	Service   string    `json:"service"`
+	Since     time.Time `json:"since"`
+	Attempts  int64     `json:"attempts"`
+	LastError string    `json:"last_error"`
 }
 
 // MaintenanceSummary is the "maintenance" member of floe's progress.

@@ -121,6 +121,9 @@ type S3Request struct {
 	Method string
 	// Path is /bucket/key; Query the raw query string.
 	Path, Query string
+	// Took is how long the store took to serve it, as it logged (0 when
+	// the line did not say).
+	Took time.Duration
 }
 
 // Op names the S3 operation of a request, enough to count a task's work:
@@ -223,8 +226,9 @@ func parseS3Log(b []byte) []S3Request {
 		if err != nil || method == "" || strings.ContainsFunc(method, func(r rune) bool { return r < 'A' || r > 'Z' }) {
 			continue // torn beyond repair
 		}
+		took, _ := time.ParseDuration(strings.TrimSpace(f[3]))
 		out = append(out, S3Request{Status: status, Method: method,
-			Path: strings.TrimSpace(f[6]), Query: strings.TrimSpace(f[8])})
+			Path: strings.TrimSpace(f[6]), Query: strings.TrimSpace(f[8]), Took: took})
 	}
 	return out
 }

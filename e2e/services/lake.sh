@@ -151,8 +151,10 @@ catalog.client.region=$S3_REGION
 EOF
 	chmod 600 "$dir/catalog.properties"
 	say "starting the Iceberg REST catalog $ICEBERG_REST_VERSION…"
+	local opts
+	read -r -a opts <<<"$REST_CATALOG_JAVA_OPTS"
 	REST_PID="$(spawn "$LOGS/rest-catalog.log" "$dir" \
-		"$REST_CATALOG_JAVA" -Xms64m -Xmx384m -XX:+ExitOnOutOfMemoryError \
+		"$REST_CATALOG_JAVA" "${opts[@]}" -XX:+ExitOnOutOfMemoryError \
 		-Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
 		-Dorg.slf4j.simpleLogger.log.org.apache.iceberg.rest.RESTCatalogServlet=off \
 		-cp "$(rest_catalog_dir)/libs/*:$REST_CATALOG_CLASSES" FloeRestCatalog "$dir/catalog.properties")"

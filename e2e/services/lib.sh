@@ -33,6 +33,10 @@ KAFKA_JAVA="${FLOE_KAFKA_JAVA:-java}"
 APICURIO_JAVA="${FLOE_APICURIO_JAVA:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}"
 
 REST_CATALOG_JAVA="${FLOE_REST_CATALOG_JAVA:-java}"
+# The REST catalog's JVM: the client compiler only and the serial
+# collector, so on 2 shared cores no C2 compiler or G1 thread competes
+# with floe, Kafka and the readers (services/README.md has the figures).
+REST_CATALOG_JAVA_OPTS="${FLOE_REST_CATALOG_JAVA_OPTS:--Xms128m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 
 SASL_USER=floe
 SASL_PASSWORD=floe-secret

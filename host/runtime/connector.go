@@ -258,25 +258,28 @@ func (c *Connector) run(lifetime context.Context) {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.supervise(rolesCtx) }()
 	}
-	var maintWG sync.WaitGroup
-	maintCtx, stopMaint := context.WithCancel(hard)
+	// Beside the sessions: maintenance, and asking the sink what it waits for.
+	var sideWG sync.WaitGroup
+	sideCtx, stopSide := context.WithCancel(hard)
 	if r := c.roles[sdk.KindMaintenance]; r != nil {
-		maintWG.Add(1)
-		go func() { defer maintWG.Done(); c.maintain(maintCtx, r) }()
+		sideWG.Add(1)
+		go func() { defer sideWG.Done(); c.maintain(sideCtx, r) }()
 	}
 	if c.share != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.receiveControl(rolesCtx) }()
 		if comp := c.opts.Components[sdk.KindMaintenance].Name; comp != "" {
-			maintWG.Add(1)
-			go func() { defer maintWG.Done(); c.maintainWhileCommitting(maintCtx, comp) }()
+			sideWG.Add(1)
+			go func() { defer sideWG.Done(); c.maintainWhileCommitting(sideCtx, comp) }()
 		}
 	}
+	sideWG.Add(1)
+	go func() { defer sideWG.Done(); c.watchWaits(sideCtx, c.roles[sdk.KindSink]) }()
 
 	err := c.sessions(hard)
 
-	stopMaint()
-	maintWG.Wait()
+	stopSide()
+	sideWG.Wait()
 	cctx, cancel := c.closeCtx(hard)
 	c.part.close(cctx)
 	cancel()

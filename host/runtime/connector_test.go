@@ -980,3 +980,40 @@ func TestPendingLimitSlowsIngestion(t *testing.T) {
 		t.Fatalf("violations: %v", v)
 	}
 }
+
+// A sink that declares the waits capability is asked what it waits for,
+// and the status shows its answer until the sink waits no more; one that
+// does not declare it is never asked.
+func TestStatusShowsWhatTheSinkWaitsFor(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 1, count: 0, batch: 10}
+	e := newEnv(t, src, nil)
+	sink := e.opts.Components[sdk.KindSink]
+	sink.Capabilities = []sdk.Capability{sdk.CapabilityWaits}
+	e.opts.Components[sdk.KindSink] = sink
+	since := time.Now().Add(-3 * time.Second).Truncate(time.Millisecond)
+	want := sdk.ServiceWait{Service: "catalog at http://127.0.0.1:8181", Since: since, Attempts: 4, LastError: "connection refused"}
+	e.fp.mu.Lock()
+	e.fp.waits = []sdk.ServiceWait{want}
+	e.fp.mu.Unlock()
+	c := e.start(context.Background())
+	defer func() { _ = c.Stop(context.Background()) }()
+	waitFor(t, "the wait in the status", func() bool { return len(c.Status().Progress.Waits) == 1 })
+	if got := c.Status().Progress.Waits[0]; got != want {
+		t.Fatalf("status waits for %+v, the sink said %+v", got, want)
+	}
+	e.fp.mu.Lock()
+	e.fp.waits = nil
+	e.fp.mu.Unlock()
+	waitFor(t, "the wait to clear", func() bool { return len(c.Status().Progress.Waits) == 0 })
+
+	e2 := newEnv(t, src, nil)
+	c2 := e2.start(context.Background())
+	waitFor(t, "a commit", func() bool { return c2.Status().Progress.Commits > 0 })
+	time.Sleep(2 * waitsPoll)
+	_ = c2.Stop(context.Background())
+	e2.fp.mu.Lock()
+	defer e2.fp.mu.Unlock()
+	if e2.fp.waitsAsked != 0 {
+		t.Fatalf("a sink without the waits capability was asked %d times what it waits for", e2.fp.waitsAsked)
+	}
+}

@@ -39,6 +39,10 @@ type fakePlugins struct {
 	procs    map[sdk.Kind][]*fakeProcess
 	startErr map[sdk.Kind]error // fail every start of a kind
 	opts     map[sdk.Kind]client.StartOptions
+	// waits is what the sink says it waits for; waitsAsked counts the
+	// questions.
+	waits      []sdk.ServiceWait
+	waitsAsked int
 }
 
 func newFakePlugins(t *testing.T, src *fakeSourceCfg) *fakePlugins {
@@ -154,6 +158,19 @@ func (p *fakeProcess) OpenSink(_ context.Context, req client.SinkOpen) (SinkTask
 		return nil, err
 	}
 	return p.f.sink.open(p, req), nil
+}
+
+func (p *fakeProcess) SinkWaits(_ context.Context, component, connector string) ([]sdk.ServiceWait, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if p.kind != sdk.KindSink || component != "fake-sink" || connector != "c" {
+		return nil, fmt.Errorf("waits of %s %q of connector %q asked of a %s process", sdk.KindSink, component, connector, p.kind)
+	}
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	p.f.waitsAsked++
+	return slices.Clone(p.f.waits), nil
 }
 
 func (p *fakeProcess) OpenMaintenance(_ context.Context, req client.MaintenanceOpen) (MaintenanceTask, error) {

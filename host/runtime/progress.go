@@ -25,6 +25,10 @@ type Progress struct {
 	WriterLoad         []float64
 	PluginRestarts     int64
 	EndOfInput         bool
+	// Waits lists the services the sink is waiting for (an unavailable
+	// catalog or object store), as it says (sdk.SinkWithWaits); empty
+	// while everything answers.
+	Waits []sdk.ServiceWait
 	// Maintenance is nil when the connector has no maintenance plugin.
 	Maintenance *MaintenanceProgress
 }
@@ -56,6 +60,7 @@ type progress struct {
 	checkpoint  uint64
 	committedAt time.Time
 	writerLoad  []float64
+	waits       []sdk.ServiceWait
 }
 
 func (p *progress) committed(id uint64, at time.Time, records int64) {
@@ -75,6 +80,12 @@ func (p *progress) setLoad(load []float64) {
 	p.mu.Unlock()
 }
 
+func (p *progress) setWaits(waits []sdk.ServiceWait) {
+	p.mu.Lock()
+	p.waits = slices.Clone(waits)
+	p.mu.Unlock()
+}
+
 func (p *progress) snapshot() Progress {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -91,5 +102,6 @@ func (p *progress) snapshot() Progress {
 		WriterLoad:         slices.Clone(p.writerLoad),
 		PluginRestarts:     p.pluginRestarts.Load(),
 		EndOfInput:         p.endOfInput.Load(),
+		Waits:              slices.Clone(p.waits),
 	}
 }

@@ -123,6 +123,22 @@ func (r *role) fail(err error) {
 	r.changed = make(chan struct{})
 }
 
+// current returns the live process, or nil between processes.
+func (r *role) current() Process {
+	r.mu.Lock()
+	proc := r.proc
+	r.mu.Unlock()
+	if proc == nil {
+		return nil
+	}
+	select {
+	case <-proc.Exited():
+		return nil
+	default:
+		return proc
+	}
+}
+
 // await returns a live process newer than generation after (pass 0 for
 // any), waiting while the role restarts it. It fails when restarts are
 // exhausted or ctx ends.

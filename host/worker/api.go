@@ -199,12 +199,28 @@ type Progress struct {
 	WriterLoad         []float64 `json:"writer_load,omitempty"`
 	PluginRestarts     int64     `json:"plugin_restarts"`
 	EndOfInput         bool      `json:"end_of_input"`
+	// Waiting lists the services the sink is waiting for (its catalog or
+	// object store down): ingestion stalls, then resumes by itself once
+	// they answer; empty while everything answers.
+	Waiting []ServiceWait `json:"waiting,omitempty"`
 	// Restarts counts the restart policy's restarts of the connector and
 	// its tasks; Healing lists the failures it is working on.
 	Restarts int64     `json:"restarts"`
 	Healing  []Healing `json:"healing,omitempty"`
 	// Maintenance is set when the connector has a maintenance plugin.
 	Maintenance *MaintenanceSummary `json:"maintenance,omitempty"`
+}
+
+// ServiceWait is a service the connector's sink is waiting for.
+type ServiceWait struct {
+	// Service names it and where it is: "catalog at http://…", "object
+	// store at http://…".
+	Service string `json:"service"`
+	// Since is when its first failed request of this outage was.
+	Since time.Time `json:"since"`
+	// Attempts counts the failed requests since then.
+	Attempts  int64  `json:"attempts"`
+	LastError string `json:"last_error"`
 }
 
 // Healing is the restart policy's work on one failed instance.

@@ -62,6 +62,9 @@ func (w *Worker) statusParts(c *conn, merge bool) ConnectorStatus {
 			FilesWritten: p.FilesWritten, PendingCheckpoints: p.PendingCheckpoints,
 			WriterLoad: p.WriterLoad, PluginRestarts: p.PluginRestarts, EndOfInput: p.EndOfInput,
 		}
+		for _, w := range p.Waits {
+			st.Floe.Waiting = append(st.Floe.Waiting, ServiceWait{Service: w.Service, Since: w.Since, Attempts: w.Attempts, LastError: w.LastError})
+		}
 		if m := p.Maintenance; m != nil {
 			sum := &MaintenanceSummary{Runs: m.Runs, FailedRuns: m.FailedRuns, LastRuns: []MaintenanceRun{}, Error: m.Error}
 			for _, r := range m.LastRuns {

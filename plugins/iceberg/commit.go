@@ -116,6 +116,9 @@ func (t *task) commit(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCo
 			st.extend(req.Ranges, tableNotes{})
 		}
 	}
+	// Every table answered: no wait is left (one found committed
+	// already, say, ends a wait its lost answer began).
+	t.waits.answered(t.connector)
 	return out, nil
 }
 
@@ -356,6 +359,8 @@ func (t *task) commitTable(ctx context.Context, st *tableState, b base, req sdk.
 		clk.catalog += time.Since(start)
 		if err == nil {
 			sdk.CrashPoint("iceberg.commit.after-catalog") // crash tests: in the catalog, the host not told
+			// The catalog and the object store both answered.
+			t.waits.answered(t.connector)
 			snap := committed.CurrentSnapshot()
 			tc.SnapshotID = snap.SnapshotID
 			st.committed(committed, floeCommit{snapshotID: snap.SnapshotID, checkpoint: req.Checkpoint,

@@ -53,6 +53,8 @@ const (
 	// keyRetryTransientTimeout bounds a commit's retries while the catalog
 	// or the object store is unavailable (unavailable.go).
 	keyRetryTransientTimeout = "iceberg.commit.retry.transient-timeout-ms"
+	// keyRequestTimeout bounds each catalog request (fileio.go).
+	keyRequestTimeout = "iceberg.commit.request-timeout-ms"
 
 	// keyDataDir is injected by the host into every plugin config: the
 	// worker's data directory, home of the embedded catalog.
@@ -156,6 +158,9 @@ func Spec() sdk.Spec {
 		sdk.Duration(keyRetryTransientTimeout).
 			Describe("How long a table commit keeps retrying (with the backoff above) while the catalog or the object store is unavailable: a refused connection, a timeout, a 5xx answer, a database restarting. These retries do not count against iceberg.commit.retry.max-attempts, which is for conflicts with other writers. Past it the commit fails as transient, and the host restarts the task with backoff (milliseconds or a Go duration).").
 			Default("120000").InGroup(gCommit),
+		sdk.Duration(keyRequestTimeout).
+			Describe("Longest wait for the catalog's answer to one request (a table load, a commit), so that a catalog that accepts the connection but never answers does not hold the commit forever. A commit whose answer did not come in time may still have been applied: the table is read back, and the checkpoint committed only if it is not there yet. The wait counts as the catalog unavailable (milliseconds or a Go duration).").
+			Default("30000").Min(1).InGroup(gCommit),
 	)
 	fields = append(fields, sourceFields()...)
 	return sdk.NewSpec(fields...).WithCheck(checkSettings).WithProbe(probeCatalog).WithProbe(probeEvolution)
@@ -220,6 +225,7 @@ type settings struct {
 	retryBackoff     time.Duration
 	retryMaxBackoff  time.Duration
 	transientTimeout time.Duration
+	requestTimeout   time.Duration
 }
 
 // parseSettings validates cfg against the spec (fields, then
@@ -270,6 +276,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 		retryMaxBackoff: r.Duration(keyRetryMaxBackoff),
 	}
 	s.transientTimeout = r.Duration(keyRetryTransientTimeout)
+	s.requestTimeout = r.Duration(keyRequestTimeout)
 	if err := r.Err(); err != nil {
 		errs = append(errs, err)
 	}

@@ -45,14 +45,25 @@ const listCacheSize = 8
 // shares (lake.SharedS3Config) instead of loading its own on every call;
 // it is asked once, when the first table on S3 is seen, and may answer
 // nil.
-func keepLists(cat catalog.Catalog, s3 func(context.Context) *aws.Config) catalog.Catalog {
-	return &listCatalog{Catalog: cat, lists: &listCache{}, s3: s3}
+//
+// serverCleans says the catalog deletes the metadata files a commit
+// drops from the table's metadata log itself (a REST catalog: the server
+// commits, and the Apache Iceberg reference server, like Polaris, deletes
+// them when write.metadata.delete-after-commit.enabled is set; the Java
+// REST client leaves it to the server). iceberg-go deletes them again
+// from the client after every commit; on S3 that is two HEAD requests
+// for a file already gone (the delete, then the directory marker) and a
+// warning in the log, every commit once the log is full. With
+// serverCleans the tables' file IO skips those deletes.
+func keepLists(cat catalog.Catalog, s3 func(context.Context) *aws.Config, serverCleans bool) catalog.Catalog {
+	return &listCatalog{Catalog: cat, lists: &listCache{}, s3: s3, serverCleans: serverCleans}
 }
 
 // listCatalog is a catalog whose tables keep their manifest lists.
 type listCatalog struct {
 	catalog.Catalog
-	lists *listCache
+	lists        *listCache
+	serverCleans bool
 
 	s3     func(context.Context) *aws.Config
 	s3Once sync.Once
@@ -88,7 +99,9 @@ func (c *listCatalog) wrap(ctx context.Context, tbl *table.Table, err error) (*t
 		if _, ok := fsys.(*listIO); ok {
 			return fsys, nil
 		}
-		return newListIO(fsys, c.lists), nil
+		l := newListIO(fsys, c.lists)
+		l.keepMetadata = c.serverCleans
+		return l, nil
 	}
 	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, c), nil
 }
@@ -180,6 +193,9 @@ func (c *listCache) drop(name string) {
 type listIO struct {
 	iceio.IO
 	lists *listCache
+	// keepMetadata skips removing metadata.json files: the catalog
+	// deletes them (keepLists' serverCleans).
+	keepMetadata bool
 }
 
 func newListIO(fsys iceio.IO, lists *listCache) *listIO {
@@ -217,6 +233,9 @@ func (l *listIO) ReadFile(name string) ([]byte, error) {
 }
 
 func (l *listIO) Remove(name string) error {
+	if l.keepMetadata && strings.HasSuffix(name, ".metadata.json") {
+		return nil // the catalog deleted it; see keepLists
+	}
 	l.lists.drop(name)
 	return l.IO.Remove(name)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -246,7 +247,7 @@ func (s *storeCounting) CreateTable(ctx context.Context, id table.Identifier, sc
 func TestKeepListsSharesS3Config(t *testing.T) {
 	shared := &aws.Config{Region: "shared"}
 	loads := 0
-	lc := keepLists(nil, func(context.Context) *aws.Config { loads++; return shared }).(*listCatalog)
+	lc := keepLists(nil, func(context.Context) *aws.Config { loads++; return shared }, false).(*listCatalog)
 	sc := icebergapi.NewSchema(1, icebergapi.NestedField{ID: 1, Name: "id", Type: icebergapi.PrimitiveTypes.Int64, Required: true})
 	tableAt := func(loc string) (*table.Table, *[]*aws.Config) {
 		meta, err := table.NewMetadata(sc, icebergapi.UnpartitionedSpec, table.UnsortedSortOrder, loc, nil)
@@ -284,5 +285,50 @@ func TestKeepListsSharesS3Config(t *testing.T) {
 	}
 	if (*seen)[0] != nil {
 		t.Fatal("a local table's file IO got the S3 config")
+	}
+}
+
+// removingIO records the removes of the IO it wraps.
+type removingIO struct {
+	iceio.IO
+	removed []string
+}
+
+func (r *removingIO) WriteFile(name string, p []byte) error {
+	return r.IO.(iceio.WriteFileIO).WriteFile(name, p)
+}
+
+func (r *removingIO) Create(name string) (iceio.FileWriter, error) {
+	return r.IO.(iceio.WriteFileIO).Create(name)
+}
+
+func (r *removingIO) Remove(name string) error {
+	r.removed = append(r.removed, name)
+	return r.IO.Remove(name)
+}
+
+// On a catalog that deletes the metadata files a commit drops (REST),
+// the tables' file IO leaves them to it; anything else it removes.
+func TestListIOLeavesMetadataFilesToTheCatalog(t *testing.T) {
+	for _, cleans := range []bool{false, true} {
+		store := &removingIO{IO: iceio.NewMemFS()}
+		l := newListIO(store, &listCache{})
+		l.keepMetadata = cleans
+		md, data := "s3://b/t/metadata/00001-a.metadata.json", "s3://b/t/data/f.parquet"
+		for _, name := range []string{md, data} {
+			if err := l.WriteFile(name, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Remove(name); err != nil {
+				t.Fatalf("catalog cleans metadata %v: remove %s: %v", cleans, name, err)
+			}
+		}
+		want := []string{md, data}
+		if cleans {
+			want = want[1:]
+		}
+		if !slices.Equal(store.removed, want) {
+			t.Errorf("catalog cleans metadata %v: removed %v, want %v", cleans, store.removed, want)
+		}
 	}
 }

@@ -33,16 +33,24 @@ func Component() sdk.Component {
 		Summary: "Writes records to Apache Iceberg tables, exactly once: data files per checkpoint, one commit per table with the source positions in the snapshot.",
 		Spec:    Spec(),
 		// The task keeps a frontier (sdk.SinkTaskWithFrontier) and
-		// readies tables for new schemas (sdk.SinkTaskWithSchemas).
-		Capabilities: []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas},
-		Sink:         sink{},
+		// readies tables for new schemas (sdk.SinkTaskWithSchemas); the
+		// sink says which service it waits for (sdk.SinkWithWaits).
+		Capabilities: []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas, sdk.CapabilityWaits},
+		Sink:         sink{waits: &waits{}},
 	}
 }
 
 // errClosed is returned by calls after Close.
 var errClosed = errors.New("iceberg sink: closed")
 
-type sink struct{}
+// sink is the process's Iceberg sink: it opens one task per connector and
+// keeps what each connector's sink is waiting for.
+type sink struct {
+	waits *waits
+}
+
+// Waits implements sdk.SinkWithWaits.
+func (s sink) Waits(connector string) []sdk.ServiceWait { return s.waits.list(connector) }
 
 // Open connects to the catalog and starts the writers. Tables are loaded
 // on first use (PrepareSchema, Frontier, Write or Commit).
@@ -54,20 +62,26 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 	if req.Connector == "" {
 		return nil, errors.New("iceberg sink: no connector name: the snapshot summaries record it")
 	}
+	services := cfg.catalog.Services()
 	cat, closeCat, err := lake.OpenCatalog(ctx, cfg.catalog)
 	if err != nil {
+		if unavailable(err) {
+			s.waits.failed(req.Connector, services.Catalog, err)
+		}
 		return nil, fmt.Errorf("iceberg sink: %w", err)
 	}
+	s.waits.answered(req.Connector, services.Catalog)
 	logger := req.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	// Before any table is created: a store that refuses floe's keys
 	// would otherwise leave a table the catalog made and no data.
-	if err := awaitWarehouse(ctx, cfg, logger); err != nil {
+	if err := awaitWarehouse(ctx, cfg, logger, func(err error) { s.waits.failed(req.Connector, services.Store, err) }); err != nil {
 		_ = closeCat()
 		return nil, fmt.Errorf("iceberg sink: %w", err)
 	}
+	s.waits.answered(req.Connector, services.Store)
 	s3 := func(ctx context.Context) *aws.Config {
 		c, err := lake.SharedS3Config(context.WithoutCancel(ctx), cfg.catalog)
 		if err != nil {
@@ -85,7 +99,9 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 		cfg:         cfg,
 		reset:       (*offsetsReset)(req.OffsetsReset),
 		log:         logger.With("sink", "iceberg"),
-		cat:         keepLists(cat, s3),
+		cat:         keepLists(boundCatalog(cat, cfg.requestTimeout), s3, cfg.catalog.Type == lake.CatalogREST),
+		waits:       s.waits,
+		services:    services,
 		closeCat:    closeCat,
 		committerID: committerID(),
 		mem:         memory.DefaultAllocator,
@@ -123,6 +139,10 @@ type task struct {
 	closeCat    func() error
 	committerID string
 	mem         memory.Allocator
+	// waits is the sink's record of the services its connectors wait
+	// for, services the names of this task's catalog and object store.
+	waits    *waits
+	services lake.Services
 
 	life   context.Context
 	cancel context.CancelFunc

@@ -136,11 +136,13 @@ func (t *task) ride(ctx context.Context, o *outage, table string, checkpoint uin
 		o.wait = &backoff{next: max(t.cfg.retryBackoff, 100*time.Millisecond), max: min(max(t.cfg.retryMaxBackoff, 100*time.Millisecond), 2*time.Second)}
 	}
 	o.tries++
+	service := culprit(t.services, err)
+	t.waits.failed(t.connector, service, err)
 	if d := now.Sub(o.since); d >= t.cfg.transientTimeout {
-		return sdk.Transient(fmt.Errorf("iceberg sink: table %s: commit checkpoint %d: catalog or object store unavailable for %s (%d tries, %s=%s): %w",
-			table, checkpoint, d.Round(time.Millisecond), o.tries, keyRetryTransientTimeout, t.cfg.transientTimeout, err))
+		return sdk.Transient(fmt.Errorf("iceberg sink: table %s: commit checkpoint %d: %s unavailable for %s (%d tries, %s=%s): %w",
+			table, checkpoint, service, d.Round(time.Millisecond), o.tries, keyRetryTransientTimeout, t.cfg.transientTimeout, err))
 	}
-	t.log.Warn("catalog or object store unavailable, retrying", "table", table, "checkpoint", checkpoint,
+	t.log.Warn("catalog or object store unavailable, retrying", "waiting_for", service, "table", table, "checkpoint", checkpoint,
 		"try", o.tries, "failing_for", now.Sub(o.since).Round(time.Millisecond), "error", err)
 	return o.wait.wait(ctx)
 }
@@ -149,20 +151,22 @@ func (t *task) ride(ctx context.Context, o *outage, table string, checkpoint uin
 const warehousePoll = 2 * time.Second
 
 // awaitWarehouse checks the warehouse's object store (lake.CheckWarehouse)
-// and, while it cannot be reached at all, asks again every warehousePoll
+// and, while it cannot be reached at all, reports each failure to
+// unreachable and asks again every warehousePoll
 // for up to iceberg.commit.retry.transient-timeout-ms or until ctx ends:
 // a task restarted during an object-store outage then resumes within
 // seconds of the store being back, instead of failing each reopen and
 // waiting out the restart backoff. Any answer from the store (a refused
 // key, a missing bucket) returns at once; so does an outage that outlasts
 // the wait, marked sdk.Transient.
-func awaitWarehouse(ctx context.Context, cfg settings, log *slog.Logger) error {
+func awaitWarehouse(ctx context.Context, cfg settings, log *slog.Logger, unreachable func(error)) error {
 	start := time.Now()
 	for tries := 1; ; tries++ {
 		err := lake.CheckWarehouse(ctx, cfg.catalog)
 		if err == nil || !errors.Is(err, lake.ErrUnreachable) {
 			return err
 		}
+		unreachable(err)
 		waited := time.Since(start)
 		if waited+warehousePoll > cfg.transientTimeout {
 			return sdk.Transient(err)

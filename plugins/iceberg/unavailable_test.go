@@ -171,8 +171,11 @@ func TestCommitRidesOutACatalogOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.cut()
+	seen := make(chan []sdk.ServiceWait, 1)
 	go func() {
-		time.Sleep(2 * time.Second)
+		time.Sleep(1500 * time.Millisecond)
+		seen <- tk.waits.list(f.connector)
+		time.Sleep(500 * time.Millisecond)
 		proxy.restore()
 	}()
 	start := time.Now()
@@ -183,6 +186,14 @@ func TestCommitRidesOutACatalogOutage(t *testing.T) {
 	t.Logf("commit took %v across a 2 s outage", time.Since(start).Round(time.Millisecond))
 	if len(tcs) != 1 || tcs[0].Attempts != 1 {
 		t.Errorf("table commits %+v; want one, on its first attempt (an outage is not a conflict)", tcs)
+	}
+	// What the host's status shows (sdk.SinkWithWaits).
+	catalogAt := "catalog at postgres://" + proxy.ln.Addr().String()
+	if w := <-seen; len(w) != 1 || !strings.HasPrefix(w[0].Service, catalogAt) || w[0].Attempts < 1 || w[0].LastError == "" {
+		t.Errorf("during the outage the sink waited for %+v; want the %s…, with attempts and the error", w, catalogAt)
+	}
+	if w := tk.waits.list(f.connector); len(w) != 0 {
+		t.Errorf("after the commit the sink still waits for %+v", w)
 	}
 	f.checkExactlyOnce("pg.outage", map[string][2]int64{"p": {0, 150}})
 
@@ -201,9 +212,9 @@ func TestCommitRidesOutACatalogOutage(t *testing.T) {
 		start := time.Now()
 		_, err = tk.Commit(context.Background(), sdk.CommitRequest{Checkpoint: 3, Ranges: ranges(b), Results: res})
 		took := time.Since(start)
-		if !errors.Is(err, sdk.ErrTransient) || !strings.Contains(err.Error(), "catalog or object store unavailable") ||
-			!strings.Contains(err.Error(), keyRetryTransientTimeout) {
-			t.Fatalf("commit with the catalog gone: %v; want sdk.ErrTransient naming the outage and %s", err, keyRetryTransientTimeout)
+		if !errors.Is(err, sdk.ErrTransient) || !strings.Contains(err.Error(), "catalog at postgres://"+proxy.ln.Addr().String()) ||
+			!strings.Contains(err.Error(), "unavailable for") || !strings.Contains(err.Error(), keyRetryTransientTimeout) {
+			t.Fatalf("commit with the catalog gone: %v; want sdk.ErrTransient naming the catalog, the outage and %s", err, keyRetryTransientTimeout)
 		}
 		if took < 1500*time.Millisecond || took > 15*time.Second {
 			t.Errorf("gave up after %v; want about the 1.5 s timeout", took)

@@ -103,6 +103,7 @@ func (w *writer) fail(err error) {
 		// The object store is down: the host reopens the sink, whose Open
 		// waits for the store, and rewrites from the table's frontier.
 		w.err = sdk.Transient(w.err)
+		w.t.waits.failed(w.t.connector, w.t.services.Store, err)
 		w.t.log.Warn("writer failed: the object store is unreachable", "writer", w.id, "error", err)
 		return
 	}

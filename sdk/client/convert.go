@@ -249,6 +249,8 @@ func capabilityFromProto(c pb.Capability) sdk.Capability {
 		return sdk.CapabilitySchemas
 	case pb.Capability_CAPABILITY_LOAD:
 		return sdk.CapabilityLoad
+	case pb.Capability_CAPABILITY_WAITS:
+		return sdk.CapabilityWaits
 	}
 	return sdk.Capability(c.String())
 }

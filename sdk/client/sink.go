@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/internal/pb"
@@ -142,6 +143,37 @@ func (t *SinkTask) Close(ctx context.Context) error {
 		return t.p.callError(ctx, t.label+": close", err)
 	}
 	return nil
+}
+
+// SinkWaits asks the sink component of connector which services it is
+// waiting for (sdk.SinkWithWaits); it needs no open task. A component
+// that declares no waits capability is not asked: the error wraps
+// sdk.ErrUnsupported.
+func (p *Process) SinkWaits(ctx context.Context, component, connector string) ([]sdk.ServiceWait, error) {
+	op := fmt.Sprintf("sink %q of connector %q: waits", component, connector)
+	decl, err := p.declared(ctx, sdk.KindSink, component)
+	if err != nil {
+		return nil, err
+	}
+	if !decl.Has(sdk.CapabilityWaits) {
+		return nil, &Error{Plugin: p.name, Op: op, Message: "the sink declares no waits capability", sentinel: sdk.ErrUnsupported}
+	}
+	resp, err := p.sink.Waits(ctx, &pb.SinkWaitsRequest{Component: component, Connector: connector})
+	if err != nil {
+		e := p.callError(ctx, op, err)
+		var pe *Error
+		if errors.Is(e, sdk.ErrUnsupported) && errors.As(e, &pe) {
+			return nil, &Error{Plugin: pe.Plugin, Op: pe.Op, Exited: pe.Exited,
+				Message: "the sink declares the waits capability but does not serve the call: " + pe.Message}
+		}
+		return nil, e
+	}
+	var out []sdk.ServiceWait
+	for _, w := range resp.GetWaits() {
+		out = append(out, sdk.ServiceWait{Service: w.GetService(), Since: time.UnixMilli(w.GetSinceUnixMs()),
+			Attempts: w.GetAttempts(), LastError: w.GetLastError()})
+	}
+	return out, nil
 }
 
 // declaredError is callError for an optional call the sink declared: an

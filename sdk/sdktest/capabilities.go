@@ -16,7 +16,7 @@ const CheckCapabilities = "capabilities"
 func kindCapabilities(kind sdk.Kind) []sdk.Capability {
 	switch kind {
 	case sdk.KindSink:
-		return []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas}
+		return []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas, sdk.CapabilityWaits}
 	case sdk.KindPartitioner:
 		return []sdk.Capability{sdk.CapabilityLoad}
 	}
@@ -50,6 +50,18 @@ func (k *sinkKitRun) capabilities(t tb, s *session, cfg map[string]string, _ []c
 		cancel()
 		if err != nil {
 			t.Errorf("the sink declares the frontier capability, but Frontier failed: %v", err)
+		}
+	}
+	if comp.Has(sdk.CapabilityWaits) {
+		// The services answer: a healthy sink waits for none.
+		ctx, cancel := s.callCtx(callTimeout)
+		waits, err := s.p.SinkWaits(ctx, k.c.Component, commitConnector)
+		cancel()
+		switch {
+		case err != nil:
+			t.Errorf("the sink declares the waits capability, but Waits failed: %v", err)
+		case len(waits) > 0:
+			t.Errorf("the sink, open on services that answer, says it waits for %v", waits)
 		}
 	}
 	if comp.Has(sdk.CapabilitySchemas) {

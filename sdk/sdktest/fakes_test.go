@@ -282,6 +282,7 @@ type fakeSink struct {
 	failClose      bool // Close fails
 	ignoreReset    bool // Open ignores the host's offsets reset
 	undeclared     bool // the component does not declare its frontier
+	stuckWaits     bool // Waits names a service while everything answers
 
 	mu        sync.Mutex
 	positions map[string]map[string]int64 // config "table" → partition → next
@@ -289,7 +290,7 @@ type fakeSink struct {
 }
 
 func (f *fakeSink) component() sdk.Component {
-	caps := []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas}
+	caps := []sdk.Capability{sdk.CapabilityFrontier, sdk.CapabilitySchemas, sdk.CapabilityWaits}
 	if f.undeclared {
 		caps = caps[1:]
 	}
@@ -300,6 +301,14 @@ func (f *fakeSink) component() sdk.Component {
 		Capabilities: caps,
 		Sink:         f,
 	}
+}
+
+// Waits waits for nothing: the fake's table is memory.
+func (f *fakeSink) Waits(string) []sdk.ServiceWait {
+	if f.stuckWaits {
+		return []sdk.ServiceWait{{Service: "catalog at memory", Since: time.Now(), Attempts: 1, LastError: "stuck"}}
+	}
+	return nil
 }
 
 func (f *fakeSink) Open(_ context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, error) {

@@ -181,6 +181,7 @@ func TestSinkKitCatches(t *testing.T) {
 		{"frontier lost on reopen", &fakeSink{forget: true}, CheckFrontierReopen, "after reopening the sink,"},
 		{"offsets reset ignored", &fakeSink{ignoreReset: true}, CheckOffsetsReset, "where the offsets reset put it"},
 		{"frontier not declared", &fakeSink{undeclared: true}, CheckCapabilities, `does not declare capability "frontier"`},
+		{"waits while healthy", &fakeSink{stuckWaits: true}, CheckCapabilities, "says it waits for [{catalog at memory"},
 		{"missing required key", &fakeSink{}, CheckInvalidConfig, "Open accepted the config"},
 		{"prepare not idempotent", &fakeSink{badPrepare: true}, CheckPrepareSchema, "PrepareSchema 1: "},
 		{"close fails", &fakeSink{failClose: true}, CheckClose, "Close: "},

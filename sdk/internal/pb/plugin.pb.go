@@ -116,6 +116,8 @@ const (
 	Capability_CAPABILITY_SCHEMAS Capability = 2
 	// PartitionResponse.load: the partitioner reports per-writer load.
 	Capability_CAPABILITY_LOAD Capability = 3
+	// Sink.Waits: the sink says which service it is waiting for.
+	Capability_CAPABILITY_WAITS Capability = 4
 )
 
 // Enum value maps for Capability.
@@ -125,12 +127,14 @@ var (
 		1: "CAPABILITY_FRONTIER",
 		2: "CAPABILITY_SCHEMAS",
 		3: "CAPABILITY_LOAD",
+		4: "CAPABILITY_WAITS",
 	}
 	Capability_value = map[string]int32{
 		"CAPABILITY_UNSPECIFIED": 0,
 		"CAPABILITY_FRONTIER":    1,
 		"CAPABILITY_SCHEMAS":     2,
 		"CAPABILITY_LOAD":        3,
+		"CAPABILITY_WAITS":       4,
 	}
 )
 
@@ -1991,6 +1995,176 @@ func (x *PartitionResponse) GetLoad() []float64 {
 	return nil
 }
 
+type SinkWaitsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Component     string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
+	Connector     string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SinkWaitsRequest) Reset() {
+	*x = SinkWaitsRequest{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SinkWaitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SinkWaitsRequest) ProtoMessage() {}
+
+func (x *SinkWaitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SinkWaitsRequest.ProtoReflect.Descriptor instead.
+func (*SinkWaitsRequest) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SinkWaitsRequest) GetComponent() string {
+	if x != nil {
+		return x.Component
+	}
+	return ""
+}
+
+func (x *SinkWaitsRequest) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+type SinkWaitsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Waits         []*ServiceWait         `protobuf:"bytes,1,rep,name=waits,proto3" json:"waits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SinkWaitsResponse) Reset() {
+	*x = SinkWaitsResponse{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SinkWaitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SinkWaitsResponse) ProtoMessage() {}
+
+func (x *SinkWaitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SinkWaitsResponse.ProtoReflect.Descriptor instead.
+func (*SinkWaitsResponse) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SinkWaitsResponse) GetWaits() []*ServiceWait {
+	if x != nil {
+		return x.Waits
+	}
+	return nil
+}
+
+// ServiceWait is one service a sink is waiting for.
+type ServiceWait struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// service names it and where it is ("catalog at http://…"), never with
+	// credentials.
+	Service string `protobuf:"bytes,1,opt,name=service,proto3" json:"service,omitempty"`
+	// since_unix_ms is when its first failed request of this outage was.
+	SinceUnixMs int64 `protobuf:"varint,2,opt,name=since_unix_ms,json=sinceUnixMs,proto3" json:"since_unix_ms,omitempty"`
+	// attempts counts the failed requests since then.
+	Attempts int64 `protobuf:"varint,3,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	// last_error is the last failure's message.
+	LastError     string `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServiceWait) Reset() {
+	*x = ServiceWait{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServiceWait) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServiceWait) ProtoMessage() {}
+
+func (x *ServiceWait) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServiceWait.ProtoReflect.Descriptor instead.
+func (*ServiceWait) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ServiceWait) GetService() string {
+	if x != nil {
+		return x.Service
+	}
+	return ""
+}
+
+func (x *ServiceWait) GetSinceUnixMs() int64 {
+	if x != nil {
+		return x.SinceUnixMs
+	}
+	return 0
+}
+
+func (x *ServiceWait) GetAttempts() int64 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *ServiceWait) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 type SinkOpenRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Component string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
@@ -2006,7 +2180,7 @@ type SinkOpenRequest struct {
 
 func (x *SinkOpenRequest) Reset() {
 	*x = SinkOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2192,7 @@ func (x *SinkOpenRequest) String() string {
 func (*SinkOpenRequest) ProtoMessage() {}
 
 func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2205,7 @@ func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenRequest.ProtoReflect.Descriptor instead.
 func (*SinkOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SinkOpenRequest) GetComponent() string {
@@ -2087,7 +2261,7 @@ type OffsetsReset struct {
 
 func (x *OffsetsReset) Reset() {
 	*x = OffsetsReset{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2273,7 @@ func (x *OffsetsReset) String() string {
 func (*OffsetsReset) ProtoMessage() {}
 
 func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2286,7 @@ func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsReset.ProtoReflect.Descriptor instead.
 func (*OffsetsReset) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *OffsetsReset) GetPositions() map[string]int64 {
@@ -2138,7 +2312,7 @@ type SinkOpenResponse struct {
 
 func (x *SinkOpenResponse) Reset() {
 	*x = SinkOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2324,7 @@ func (x *SinkOpenResponse) String() string {
 func (*SinkOpenResponse) ProtoMessage() {}
 
 func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2337,7 @@ func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenResponse.ProtoReflect.Descriptor instead.
 func (*SinkOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SinkOpenResponse) GetHandle() uint64 {
@@ -2182,7 +2356,7 @@ type FrontierRequest struct {
 
 func (x *FrontierRequest) Reset() {
 	*x = FrontierRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2194,7 +2368,7 @@ func (x *FrontierRequest) String() string {
 func (*FrontierRequest) ProtoMessage() {}
 
 func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2207,7 +2381,7 @@ func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierRequest.ProtoReflect.Descriptor instead.
 func (*FrontierRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *FrontierRequest) GetHandle() uint64 {
@@ -2228,7 +2402,7 @@ type FrontierResponse struct {
 
 func (x *FrontierResponse) Reset() {
 	*x = FrontierResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +2414,7 @@ func (x *FrontierResponse) String() string {
 func (*FrontierResponse) ProtoMessage() {}
 
 func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +2427,7 @@ func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierResponse.ProtoReflect.Descriptor instead.
 func (*FrontierResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *FrontierResponse) GetPositions() map[string]int64 {
@@ -2280,7 +2454,7 @@ type PrepareSchemaRequest struct {
 
 func (x *PrepareSchemaRequest) Reset() {
 	*x = PrepareSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2466,7 @@ func (x *PrepareSchemaRequest) String() string {
 func (*PrepareSchemaRequest) ProtoMessage() {}
 
 func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2479,7 @@ func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaRequest.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PrepareSchemaRequest) GetHandle() uint64 {
@@ -2334,7 +2508,7 @@ type PrepareSchemaResponse struct {
 
 func (x *PrepareSchemaResponse) Reset() {
 	*x = PrepareSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2520,7 @@ func (x *PrepareSchemaResponse) String() string {
 func (*PrepareSchemaResponse) ProtoMessage() {}
 
 func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2533,7 @@ func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaResponse.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PrepareSchemaResponse) GetAccepted() bool {
@@ -2396,7 +2570,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2582,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2595,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WriteRequest) GetHandle() uint64 {
@@ -2461,7 +2635,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2473,7 +2647,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2486,7 +2660,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WriteResponse) GetRejected() []*RejectedRecord {
@@ -2506,7 +2680,7 @@ type RejectedRecord struct {
 
 func (x *RejectedRecord) Reset() {
 	*x = RejectedRecord{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +2692,7 @@ func (x *RejectedRecord) String() string {
 func (*RejectedRecord) ProtoMessage() {}
 
 func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2705,7 @@ func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedRecord.ProtoReflect.Descriptor instead.
 func (*RejectedRecord) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RejectedRecord) GetOffset() int64 {
@@ -2558,7 +2732,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2570,7 +2744,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2583,7 +2757,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *FlushRequest) GetHandle() uint64 {
@@ -2620,7 +2794,7 @@ type WriteResult struct {
 
 func (x *WriteResult) Reset() {
 	*x = WriteResult{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +2806,7 @@ func (x *WriteResult) String() string {
 func (*WriteResult) ProtoMessage() {}
 
 func (x *WriteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +2819,7 @@ func (x *WriteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResult.ProtoReflect.Descriptor instead.
 func (*WriteResult) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *WriteResult) GetPayload() []byte {
@@ -2703,7 +2877,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2715,7 +2889,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2728,7 +2902,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *FlushResponse) GetResults() []*WriteResult {
@@ -2758,7 +2932,7 @@ type SinkCommitRequest struct {
 
 func (x *SinkCommitRequest) Reset() {
 	*x = SinkCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2770,7 +2944,7 @@ func (x *SinkCommitRequest) String() string {
 func (*SinkCommitRequest) ProtoMessage() {}
 
 func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2783,7 +2957,7 @@ func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitRequest.ProtoReflect.Descriptor instead.
 func (*SinkCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SinkCommitRequest) GetHandle() uint64 {
@@ -2827,7 +3001,7 @@ type TableCommit struct {
 
 func (x *TableCommit) Reset() {
 	*x = TableCommit{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +3013,7 @@ func (x *TableCommit) String() string {
 func (*TableCommit) ProtoMessage() {}
 
 func (x *TableCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +3026,7 @@ func (x *TableCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCommit.ProtoReflect.Descriptor instead.
 func (*TableCommit) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TableCommit) GetTable() string {
@@ -2899,7 +3073,7 @@ type SinkCommitResponse struct {
 
 func (x *SinkCommitResponse) Reset() {
 	*x = SinkCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2911,7 +3085,7 @@ func (x *SinkCommitResponse) String() string {
 func (*SinkCommitResponse) ProtoMessage() {}
 
 func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2924,7 +3098,7 @@ func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitResponse.ProtoReflect.Descriptor instead.
 func (*SinkCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SinkCommitResponse) GetCommits() []*TableCommit {
@@ -2945,7 +3119,7 @@ type MaintenanceOpenRequest struct {
 
 func (x *MaintenanceOpenRequest) Reset() {
 	*x = MaintenanceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3131,7 @@ func (x *MaintenanceOpenRequest) String() string {
 func (*MaintenanceOpenRequest) ProtoMessage() {}
 
 func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3144,7 @@ func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *MaintenanceOpenRequest) GetComponent() string {
@@ -3003,7 +3177,7 @@ type MaintenanceOpenResponse struct {
 
 func (x *MaintenanceOpenResponse) Reset() {
 	*x = MaintenanceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3015,7 +3189,7 @@ func (x *MaintenanceOpenResponse) String() string {
 func (*MaintenanceOpenResponse) ProtoMessage() {}
 
 func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3028,7 +3202,7 @@ func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *MaintenanceOpenResponse) GetHandle() uint64 {
@@ -3050,7 +3224,7 @@ type CycleRequest struct {
 
 func (x *CycleRequest) Reset() {
 	*x = CycleRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3062,7 +3236,7 @@ func (x *CycleRequest) String() string {
 func (*CycleRequest) ProtoMessage() {}
 
 func (x *CycleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3075,7 +3249,7 @@ func (x *CycleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleRequest.ProtoReflect.Descriptor instead.
 func (*CycleRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CycleRequest) GetHandle() uint64 {
@@ -3118,7 +3292,7 @@ type TaskRun struct {
 
 func (x *TaskRun) Reset() {
 	*x = TaskRun{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3304,7 @@ func (x *TaskRun) String() string {
 func (*TaskRun) ProtoMessage() {}
 
 func (x *TaskRun) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3317,7 @@ func (x *TaskRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRun.ProtoReflect.Descriptor instead.
 func (*TaskRun) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TaskRun) GetTable() string {
@@ -3236,7 +3410,7 @@ type CycleResponse struct {
 
 func (x *CycleResponse) Reset() {
 	*x = CycleResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3422,7 @@ func (x *CycleResponse) String() string {
 func (*CycleResponse) ProtoMessage() {}
 
 func (x *CycleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3435,7 @@ func (x *CycleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleResponse.ProtoReflect.Descriptor instead.
 func (*CycleResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CycleResponse) GetRuns() []*TaskRun {
@@ -3306,7 +3480,7 @@ type TableHealth struct {
 
 func (x *TableHealth) Reset() {
 	*x = TableHealth{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3318,7 +3492,7 @@ func (x *TableHealth) String() string {
 func (*TableHealth) ProtoMessage() {}
 
 func (x *TableHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3331,7 +3505,7 @@ func (x *TableHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableHealth.ProtoReflect.Descriptor instead.
 func (*TableHealth) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TableHealth) GetTable() string {
@@ -3427,7 +3601,7 @@ type MaintenanceStatusRequest struct {
 
 func (x *MaintenanceStatusRequest) Reset() {
 	*x = MaintenanceStatusRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3439,7 +3613,7 @@ func (x *MaintenanceStatusRequest) String() string {
 func (*MaintenanceStatusRequest) ProtoMessage() {}
 
 func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3452,7 +3626,7 @@ func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *MaintenanceStatusRequest) GetHandle() uint64 {
@@ -3472,7 +3646,7 @@ type MaintenanceStatusResponse struct {
 
 func (x *MaintenanceStatusResponse) Reset() {
 	*x = MaintenanceStatusResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3484,7 +3658,7 @@ func (x *MaintenanceStatusResponse) String() string {
 func (*MaintenanceStatusResponse) ProtoMessage() {}
 
 func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3497,7 +3671,7 @@ func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *MaintenanceStatusResponse) GetTables() []*TableHealth {
@@ -3523,7 +3697,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3535,7 +3709,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3548,7 +3722,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CloseRequest) GetHandle() uint64 {
@@ -3566,7 +3740,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3578,7 +3752,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3591,7 +3765,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 var File_floe_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -3756,7 +3930,18 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05batch\x18\x02 \x01(\v2\x15.floe.plugin.v1.BatchR\x05batch\"I\n" +
 	"\x11PartitionResponse\x12\x1c\n" +
 	"\awriters\x18\x01 \x03(\rB\x02\x10\x01R\awriters\x12\x16\n" +
-	"\x04load\x18\x02 \x03(\x01B\x02\x10\x01R\x04load\"\xaa\x02\n" +
+	"\x04load\x18\x02 \x03(\x01B\x02\x10\x01R\x04load\"N\n" +
+	"\x10SinkWaitsRequest\x12\x1c\n" +
+	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1c\n" +
+	"\tconnector\x18\x02 \x01(\tR\tconnector\"F\n" +
+	"\x11SinkWaitsResponse\x121\n" +
+	"\x05waits\x18\x01 \x03(\v2\x1b.floe.plugin.v1.ServiceWaitR\x05waits\"\x86\x01\n" +
+	"\vServiceWait\x12\x18\n" +
+	"\aservice\x18\x01 \x01(\tR\aservice\x12\"\n" +
+	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMs\x12\x1a\n" +
+	"\battempts\x18\x03 \x01(\x03R\battempts\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\xaa\x02\n" +
 	"\x0fSinkOpenRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12C\n" +
@@ -3899,13 +4084,14 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vKIND_SOURCE\x10\x01\x12\x14\n" +
 	"\x10KIND_PARTITIONER\x10\x02\x12\r\n" +
 	"\tKIND_SINK\x10\x03\x12\x14\n" +
-	"\x10KIND_MAINTENANCE\x10\x04*n\n" +
+	"\x10KIND_MAINTENANCE\x10\x04*\x84\x01\n" +
 	"\n" +
 	"Capability\x12\x1a\n" +
 	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13CAPABILITY_FRONTIER\x10\x01\x12\x16\n" +
 	"\x12CAPABILITY_SCHEMAS\x10\x02\x12\x13\n" +
-	"\x0fCAPABILITY_LOAD\x10\x032\xa8\x01\n" +
+	"\x0fCAPABILITY_LOAD\x10\x03\x12\x14\n" +
+	"\x10CAPABILITY_WAITS\x10\x042\xa8\x01\n" +
 	"\bDescribe\x12M\n" +
 	"\bDescribe\x12\x1f.floe.plugin.v1.DescribeRequest\x1a .floe.plugin.v1.DescribeResponse\x12M\n" +
 	"\bValidate\x12\x1f.floe.plugin.v1.ValidateRequest\x1a .floe.plugin.v1.ValidateResponse2\xc1\x02\n" +
@@ -3924,7 +4110,7 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vPartitioner\x12W\n" +
 	"\x04Open\x12&.floe.plugin.v1.PartitionerOpenRequest\x1a'.floe.plugin.v1.PartitionerOpenResponse\x12P\n" +
 	"\tPartition\x12 .floe.plugin.v1.PartitionRequest\x1a!.floe.plugin.v1.PartitionResponse\x12D\n" +
-	"\x05Close\x12\x1c.floe.plugin.v1.CloseRequest\x1a\x1d.floe.plugin.v1.CloseResponse2\xa1\x04\n" +
+	"\x05Close\x12\x1c.floe.plugin.v1.CloseRequest\x1a\x1d.floe.plugin.v1.CloseResponse2\xef\x04\n" +
 	"\x04Sink\x12I\n" +
 	"\x04Open\x12\x1f.floe.plugin.v1.SinkOpenRequest\x1a .floe.plugin.v1.SinkOpenResponse\x12M\n" +
 	"\bFrontier\x12\x1f.floe.plugin.v1.FrontierRequest\x1a .floe.plugin.v1.FrontierResponse\x12\\\n" +
@@ -3932,7 +4118,8 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05Write\x12\x1c.floe.plugin.v1.WriteRequest\x1a\x1d.floe.plugin.v1.WriteResponse\x12D\n" +
 	"\x05Flush\x12\x1c.floe.plugin.v1.FlushRequest\x1a\x1d.floe.plugin.v1.FlushResponse\x12O\n" +
 	"\x06Commit\x12!.floe.plugin.v1.SinkCommitRequest\x1a\".floe.plugin.v1.SinkCommitResponse\x12D\n" +
-	"\x05Close\x12\x1c.floe.plugin.v1.CloseRequest\x1a\x1d.floe.plugin.v1.CloseResponse2\xd1\x02\n" +
+	"\x05Close\x12\x1c.floe.plugin.v1.CloseRequest\x1a\x1d.floe.plugin.v1.CloseResponse\x12L\n" +
+	"\x05Waits\x12 .floe.plugin.v1.SinkWaitsRequest\x1a!.floe.plugin.v1.SinkWaitsResponse2\xd1\x02\n" +
 	"\vMaintenance\x12W\n" +
 	"\x04Open\x12&.floe.plugin.v1.MaintenanceOpenRequest\x1a'.floe.plugin.v1.MaintenanceOpenResponse\x12D\n" +
 	"\x05Cycle\x12\x1c.floe.plugin.v1.CycleRequest\x1a\x1d.floe.plugin.v1.CycleResponse\x12]\n" +
@@ -3952,7 +4139,7 @@ func file_floe_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                         // 0: floe.plugin.v1.Kind
 	(Capability)(0),                   // 1: floe.plugin.v1.Capability
@@ -3986,43 +4173,46 @@ var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(*PartitionerOpenResponse)(nil),   // 29: floe.plugin.v1.PartitionerOpenResponse
 	(*PartitionRequest)(nil),          // 30: floe.plugin.v1.PartitionRequest
 	(*PartitionResponse)(nil),         // 31: floe.plugin.v1.PartitionResponse
-	(*SinkOpenRequest)(nil),           // 32: floe.plugin.v1.SinkOpenRequest
-	(*OffsetsReset)(nil),              // 33: floe.plugin.v1.OffsetsReset
-	(*SinkOpenResponse)(nil),          // 34: floe.plugin.v1.SinkOpenResponse
-	(*FrontierRequest)(nil),           // 35: floe.plugin.v1.FrontierRequest
-	(*FrontierResponse)(nil),          // 36: floe.plugin.v1.FrontierResponse
-	(*PrepareSchemaRequest)(nil),      // 37: floe.plugin.v1.PrepareSchemaRequest
-	(*PrepareSchemaResponse)(nil),     // 38: floe.plugin.v1.PrepareSchemaResponse
-	(*WriteRequest)(nil),              // 39: floe.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),             // 40: floe.plugin.v1.WriteResponse
-	(*RejectedRecord)(nil),            // 41: floe.plugin.v1.RejectedRecord
-	(*FlushRequest)(nil),              // 42: floe.plugin.v1.FlushRequest
-	(*WriteResult)(nil),               // 43: floe.plugin.v1.WriteResult
-	(*FlushResponse)(nil),             // 44: floe.plugin.v1.FlushResponse
-	(*SinkCommitRequest)(nil),         // 45: floe.plugin.v1.SinkCommitRequest
-	(*TableCommit)(nil),               // 46: floe.plugin.v1.TableCommit
-	(*SinkCommitResponse)(nil),        // 47: floe.plugin.v1.SinkCommitResponse
-	(*MaintenanceOpenRequest)(nil),    // 48: floe.plugin.v1.MaintenanceOpenRequest
-	(*MaintenanceOpenResponse)(nil),   // 49: floe.plugin.v1.MaintenanceOpenResponse
-	(*CycleRequest)(nil),              // 50: floe.plugin.v1.CycleRequest
-	(*TaskRun)(nil),                   // 51: floe.plugin.v1.TaskRun
-	(*CycleResponse)(nil),             // 52: floe.plugin.v1.CycleResponse
-	(*TableHealth)(nil),               // 53: floe.plugin.v1.TableHealth
-	(*MaintenanceStatusRequest)(nil),  // 54: floe.plugin.v1.MaintenanceStatusRequest
-	(*MaintenanceStatusResponse)(nil), // 55: floe.plugin.v1.MaintenanceStatusResponse
-	(*CloseRequest)(nil),              // 56: floe.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),             // 57: floe.plugin.v1.CloseResponse
-	nil,                               // 58: floe.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                               // 59: floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	nil,                               // 60: floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	nil,                               // 61: floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	nil,                               // 62: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	nil,                               // 63: floe.plugin.v1.DeadLetter.HeadersEntry
-	nil,                               // 64: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	nil,                               // 65: floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	nil,                               // 66: floe.plugin.v1.OffsetsReset.PositionsEntry
-	nil,                               // 67: floe.plugin.v1.FrontierResponse.PositionsEntry
-	nil,                               // 68: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	(*SinkWaitsRequest)(nil),          // 32: floe.plugin.v1.SinkWaitsRequest
+	(*SinkWaitsResponse)(nil),         // 33: floe.plugin.v1.SinkWaitsResponse
+	(*ServiceWait)(nil),               // 34: floe.plugin.v1.ServiceWait
+	(*SinkOpenRequest)(nil),           // 35: floe.plugin.v1.SinkOpenRequest
+	(*OffsetsReset)(nil),              // 36: floe.plugin.v1.OffsetsReset
+	(*SinkOpenResponse)(nil),          // 37: floe.plugin.v1.SinkOpenResponse
+	(*FrontierRequest)(nil),           // 38: floe.plugin.v1.FrontierRequest
+	(*FrontierResponse)(nil),          // 39: floe.plugin.v1.FrontierResponse
+	(*PrepareSchemaRequest)(nil),      // 40: floe.plugin.v1.PrepareSchemaRequest
+	(*PrepareSchemaResponse)(nil),     // 41: floe.plugin.v1.PrepareSchemaResponse
+	(*WriteRequest)(nil),              // 42: floe.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),             // 43: floe.plugin.v1.WriteResponse
+	(*RejectedRecord)(nil),            // 44: floe.plugin.v1.RejectedRecord
+	(*FlushRequest)(nil),              // 45: floe.plugin.v1.FlushRequest
+	(*WriteResult)(nil),               // 46: floe.plugin.v1.WriteResult
+	(*FlushResponse)(nil),             // 47: floe.plugin.v1.FlushResponse
+	(*SinkCommitRequest)(nil),         // 48: floe.plugin.v1.SinkCommitRequest
+	(*TableCommit)(nil),               // 49: floe.plugin.v1.TableCommit
+	(*SinkCommitResponse)(nil),        // 50: floe.plugin.v1.SinkCommitResponse
+	(*MaintenanceOpenRequest)(nil),    // 51: floe.plugin.v1.MaintenanceOpenRequest
+	(*MaintenanceOpenResponse)(nil),   // 52: floe.plugin.v1.MaintenanceOpenResponse
+	(*CycleRequest)(nil),              // 53: floe.plugin.v1.CycleRequest
+	(*TaskRun)(nil),                   // 54: floe.plugin.v1.TaskRun
+	(*CycleResponse)(nil),             // 55: floe.plugin.v1.CycleResponse
+	(*TableHealth)(nil),               // 56: floe.plugin.v1.TableHealth
+	(*MaintenanceStatusRequest)(nil),  // 57: floe.plugin.v1.MaintenanceStatusRequest
+	(*MaintenanceStatusResponse)(nil), // 58: floe.plugin.v1.MaintenanceStatusResponse
+	(*CloseRequest)(nil),              // 59: floe.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),             // 60: floe.plugin.v1.CloseResponse
+	nil,                               // 61: floe.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                               // 62: floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	nil,                               // 63: floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	nil,                               // 64: floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	nil,                               // 65: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	nil,                               // 66: floe.plugin.v1.DeadLetter.HeadersEntry
+	nil,                               // 67: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	nil,                               // 68: floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	nil,                               // 69: floe.plugin.v1.OffsetsReset.PositionsEntry
+	nil,                               // 70: floe.plugin.v1.FrontierResponse.PositionsEntry
+	nil,                               // 71: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 }
 var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	4,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
@@ -4030,88 +4220,91 @@ var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
 	1,  // 3: floe.plugin.v1.Component.capabilities:type_name -> floe.plugin.v1.Capability
 	0,  // 4: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
-	58, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
+	61, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
 	8,  // 6: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
-	59, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	62, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
 	9,  // 8: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
-	60, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	61, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	62, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	63, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	64, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	65, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
 	10, // 12: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	63, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
+	66, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
 	25, // 14: floe.plugin.v1.DeadLetter.header_list:type_name -> floe.plugin.v1.Header
 	24, // 15: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
-	64, // 16: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	67, // 16: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
 	9,  // 17: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
-	65, // 18: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	33, // 19: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
-	66, // 20: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
-	67, // 21: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
-	10, // 22: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	9,  // 23: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
-	41, // 24: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
-	43, // 25: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
-	11, // 26: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
-	43, // 27: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
-	46, // 28: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
-	68, // 29: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
-	51, // 30: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	53, // 31: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	53, // 32: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	51, // 33: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	2,  // 34: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	6,  // 35: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	12, // 36: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	14, // 37: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	16, // 38: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	56, // 39: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	18, // 40: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	20, // 41: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	22, // 42: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	26, // 43: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	28, // 44: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	30, // 45: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	56, // 46: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	32, // 47: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	35, // 48: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	37, // 49: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	39, // 50: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	42, // 51: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	45, // 52: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	56, // 53: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	48, // 54: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	50, // 55: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	54, // 56: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	56, // 57: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	3,  // 58: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	7,  // 59: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	13, // 60: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	15, // 61: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	17, // 62: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	57, // 63: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	19, // 64: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	21, // 65: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	23, // 66: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	27, // 67: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	29, // 68: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	31, // 69: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	57, // 70: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	34, // 71: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	36, // 72: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	38, // 73: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	40, // 74: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	44, // 75: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	47, // 76: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	57, // 77: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	49, // 78: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	52, // 79: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	55, // 80: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	57, // 81: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	58, // [58:82] is the sub-list for method output_type
-	34, // [34:58] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	34, // 18: floe.plugin.v1.SinkWaitsResponse.waits:type_name -> floe.plugin.v1.ServiceWait
+	68, // 19: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	36, // 20: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
+	69, // 21: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
+	70, // 22: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
+	10, // 23: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	9,  // 24: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
+	44, // 25: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
+	46, // 26: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
+	11, // 27: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
+	46, // 28: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
+	49, // 29: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
+	71, // 30: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	54, // 31: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	56, // 32: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	56, // 33: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	54, // 34: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	2,  // 35: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	6,  // 36: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	12, // 37: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	14, // 38: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	16, // 39: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	59, // 40: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	18, // 41: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	20, // 42: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	22, // 43: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	26, // 44: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	28, // 45: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	30, // 46: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	59, // 47: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	35, // 48: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	38, // 49: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	40, // 50: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	42, // 51: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	45, // 52: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	48, // 53: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	59, // 54: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	32, // 55: floe.plugin.v1.Sink.Waits:input_type -> floe.plugin.v1.SinkWaitsRequest
+	51, // 56: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	53, // 57: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	57, // 58: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	59, // 59: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	3,  // 60: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	7,  // 61: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	13, // 62: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	15, // 63: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	17, // 64: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	60, // 65: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	19, // 66: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	21, // 67: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	23, // 68: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	27, // 69: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	29, // 70: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	31, // 71: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	60, // 72: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	37, // 73: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	39, // 74: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	41, // 75: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	43, // 76: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	47, // 77: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	50, // 78: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	60, // 79: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	33, // 80: floe.plugin.v1.Sink.Waits:output_type -> floe.plugin.v1.SinkWaitsResponse
+	52, // 81: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	55, // 82: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	58, // 83: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	60, // 84: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	60, // [60:85] is the sub-list for method output_type
+	35, // [35:60] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
@@ -4127,7 +4320,7 @@ func file_floe_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_plugin_v1_plugin_proto_rawDesc), len(file_floe_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   67,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   6,
 		},

@@ -835,6 +835,7 @@ const (
 	Sink_Flush_FullMethodName         = "/floe.plugin.v1.Sink/Flush"
 	Sink_Commit_FullMethodName        = "/floe.plugin.v1.Sink/Commit"
 	Sink_Close_FullMethodName         = "/floe.plugin.v1.Sink/Close"
+	Sink_Waits_FullMethodName         = "/floe.plugin.v1.Sink/Waits"
 )
 
 // SinkClient is the client API for Sink service.
@@ -856,6 +857,11 @@ type SinkClient interface {
 	// Commit registers the files of one checkpoint (phase 2).
 	Commit(ctx context.Context, in *SinkCommitRequest, opts ...grpc.CallOption) (*SinkCommitResponse, error)
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
+	// Waits names the services (a catalog, an object store) the sink of a
+	// connector is waiting for now, for the connector's status. It takes no
+	// handle: a sink may wait while it opens. Only asked of a component
+	// that declares CAPABILITY_WAITS.
+	Waits(ctx context.Context, in *SinkWaitsRequest, opts ...grpc.CallOption) (*SinkWaitsResponse, error)
 }
 
 type sinkClient struct {
@@ -936,6 +942,16 @@ func (c *sinkClient) Close(ctx context.Context, in *CloseRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *sinkClient) Waits(ctx context.Context, in *SinkWaitsRequest, opts ...grpc.CallOption) (*SinkWaitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SinkWaitsResponse)
+	err := c.cc.Invoke(ctx, Sink_Waits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SinkServer is the server API for Sink service.
 // All implementations must embed UnimplementedSinkServer
 // for forward compatibility.
@@ -955,6 +971,11 @@ type SinkServer interface {
 	// Commit registers the files of one checkpoint (phase 2).
 	Commit(context.Context, *SinkCommitRequest) (*SinkCommitResponse, error)
 	Close(context.Context, *CloseRequest) (*CloseResponse, error)
+	// Waits names the services (a catalog, an object store) the sink of a
+	// connector is waiting for now, for the connector's status. It takes no
+	// handle: a sink may wait while it opens. Only asked of a component
+	// that declares CAPABILITY_WAITS.
+	Waits(context.Context, *SinkWaitsRequest) (*SinkWaitsResponse, error)
 	mustEmbedUnimplementedSinkServer()
 }
 
@@ -985,6 +1006,9 @@ func (UnimplementedSinkServer) Commit(context.Context, *SinkCommitRequest) (*Sin
 }
 func (UnimplementedSinkServer) Close(context.Context, *CloseRequest) (*CloseResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Close not implemented")
+}
+func (UnimplementedSinkServer) Waits(context.Context, *SinkWaitsRequest) (*SinkWaitsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Waits not implemented")
 }
 func (UnimplementedSinkServer) mustEmbedUnimplementedSinkServer() {}
 func (UnimplementedSinkServer) testEmbeddedByValue()              {}
@@ -1133,6 +1157,24 @@ func _Sink_Close_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sink_Waits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SinkWaitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SinkServer).Waits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sink_Waits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SinkServer).Waits(ctx, req.(*SinkWaitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Sink_ServiceDesc is the grpc.ServiceDesc for Sink service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1167,6 +1209,10 @@ var Sink_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Close",
 			Handler:    _Sink_Close_Handler,
+		},
+		{
+			MethodName: "Waits",
+			Handler:    _Sink_Waits_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
