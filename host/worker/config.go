@@ -26,6 +26,9 @@ const (
 	KeyWorkerID        = "worker.id"
 	KeyLogLevel        = "log.level"
 	KeyShutdownTimeout = "task.shutdown.graceful.timeout.ms"
+	// KeyPluginTLS turns go-plugin's AutoMTLS on for the connections to
+	// plugin processes (docs/architecture.md, "Plugin transport").
+	KeyPluginTLS = "plugin.transport.tls"
 	// The REST API's safety settings (docs/security.md): PEM certificate
 	// and key of https listeners (named after Connect's
 	// listeners.https.ssl.*), and the files of accepted credentials.
@@ -42,12 +45,16 @@ const (
 	DefaultDataDir         = "./data"
 	DefaultLogLevel        = "info"
 	DefaultShutdownTimeout = 60 * time.Second
+	// DefaultPluginTLS: plugin processes are floe's own children on Unix
+	// sockets only floe's user may reach; encrypting them bought nothing
+	// and cost CPU (docs/architecture.md, "Plugin transport").
+	DefaultPluginTLS = false
 )
 
 // workerKeys lists every accepted key, for the unknown-key check.
 func workerKeys() []string {
 	return []string{KeyListeners, KeyPluginPath, KeyDataDir, KeyConfigDir, KeyWorkerID, KeyLogLevel, KeyShutdownTimeout,
-		KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
+		KeyPluginTLS, KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
 }
 
 // Config is a worker's config.
@@ -71,6 +78,9 @@ type Config struct {
 	// ShutdownTimeout bounds the final checkpoints at shutdown
 	// (task.shutdown.graceful.timeout.ms).
 	ShutdownTimeout time.Duration
+	// PluginTLS wraps the gRPC connections to plugin processes in
+	// go-plugin's AutoMTLS (plugin.transport.tls).
+	PluginTLS bool
 	// TLSCert and TLSKey are the PEM files of https listeners.
 	TLSCert, TLSKey string
 	// RESTBasicFile holds the REST API's users ("user: password" lines)
@@ -137,6 +147,7 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		ConfigDir:       get(KeyConfigDir, ""),
 		LogLevel:        strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
 		ShutdownTimeout: DefaultShutdownTimeout,
+		PluginTLS:       DefaultPluginTLS,
 		TLSCert:         get(KeyTLSCert, ""),
 		TLSKey:          get(KeyTLSKey, ""),
 		RESTBasicFile:   get(KeyRESTBasicFile, ""),
@@ -175,6 +186,13 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 			return Config{}, fmt.Errorf("worker config %s: %s: %q is not a positive number of milliseconds", file, KeyShutdownTimeout, v)
 		}
 		c.ShutdownTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if v := strings.TrimSpace(raw[KeyPluginTLS]); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("worker config %s: %s: %q is not true or false", file, KeyPluginTLS, v)
+		}
+		c.PluginTLS = b
 	}
 	// Plugins get the data dir in their config and may run elsewhere:
 	// resolve it against floe's working directory once, here.

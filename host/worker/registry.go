@@ -37,3 +37,17 @@ func (p registryPlugins) Start(ctx context.Context, kind sdk.Kind, name string, 
 	}
 	return runtime.WrapProcess(proc), nil
 }
+
+// withTransport makes every process p starts speak the worker's plugin
+// transport (plugin.transport.tls).
+func withTransport(p Plugins, tls bool) Plugins { return transportPlugins{Plugins: p, tls: tls} }
+
+type transportPlugins struct {
+	Plugins
+	tls bool
+}
+
+func (p transportPlugins) Start(ctx context.Context, kind sdk.Kind, name string, opts client.StartOptions) (runtime.Process, error) {
+	opts.TLS = p.tls
+	return p.Plugins.Start(ctx, kind, name, opts)
+}
