@@ -1842,8 +1842,13 @@ func (x *PartitionerOpenRequest) GetWriters() int32 {
 }
 
 type PartitionerOpenResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// columns, when set, lists the only columns the task's Partition reads.
+	// The host then sends each batch with just those of them the batch has
+	// (see PartitionRequest). Unset, the task gets whole batches, as before
+	// this field existed.
+	Columns       *Columns `protobuf:"bytes,2,opt,name=columns,proto3" json:"columns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1885,17 +1890,76 @@ func (x *PartitionerOpenResponse) GetHandle() uint64 {
 	return 0
 }
 
+func (x *PartitionerOpenResponse) GetColumns() *Columns {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+// Columns names top-level columns of a batch (value or metadata columns,
+// for example "customer_id" or "__key").
+type Columns struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// names may be empty: the task reads no column at all (roundrobin).
+	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Columns) Reset() {
+	*x = Columns{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Columns) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Columns) ProtoMessage() {}
+
+func (x *Columns) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Columns.ProtoReflect.Descriptor instead.
+func (*Columns) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *Columns) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 type PartitionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
-	Batch         *Batch                 `protobuf:"bytes,2,opt,name=batch,proto3" json:"batch,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// batch is the whole batch, or, when the task declared its columns at
+	// Open, the batch projected to them: records holds only the declared
+	// columns the batch has, in the batch's column order, with every row.
+	// When none of them is in the batch, records is empty and num_records
+	// still counts the rows.
+	Batch         *Batch `protobuf:"bytes,2,opt,name=batch,proto3" json:"batch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionRequest) Reset() {
 	*x = PartitionRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +1971,7 @@ func (x *PartitionRequest) String() string {
 func (*PartitionRequest) ProtoMessage() {}
 
 func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +1984,7 @@ func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionRequest.ProtoReflect.Descriptor instead.
 func (*PartitionRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PartitionRequest) GetHandle() uint64 {
@@ -1949,7 +2013,7 @@ type PartitionResponse struct {
 
 func (x *PartitionResponse) Reset() {
 	*x = PartitionResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2025,7 @@ func (x *PartitionResponse) String() string {
 func (*PartitionResponse) ProtoMessage() {}
 
 func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2038,7 @@ func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionResponse.ProtoReflect.Descriptor instead.
 func (*PartitionResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PartitionResponse) GetWriters() []uint32 {
@@ -2006,7 +2070,7 @@ type SinkOpenRequest struct {
 
 func (x *SinkOpenRequest) Reset() {
 	*x = SinkOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2082,7 @@ func (x *SinkOpenRequest) String() string {
 func (*SinkOpenRequest) ProtoMessage() {}
 
 func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2095,7 @@ func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenRequest.ProtoReflect.Descriptor instead.
 func (*SinkOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SinkOpenRequest) GetComponent() string {
@@ -2087,7 +2151,7 @@ type OffsetsReset struct {
 
 func (x *OffsetsReset) Reset() {
 	*x = OffsetsReset{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2163,7 @@ func (x *OffsetsReset) String() string {
 func (*OffsetsReset) ProtoMessage() {}
 
 func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2176,7 @@ func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsReset.ProtoReflect.Descriptor instead.
 func (*OffsetsReset) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *OffsetsReset) GetPositions() map[string]int64 {
@@ -2138,7 +2202,7 @@ type SinkOpenResponse struct {
 
 func (x *SinkOpenResponse) Reset() {
 	*x = SinkOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2214,7 @@ func (x *SinkOpenResponse) String() string {
 func (*SinkOpenResponse) ProtoMessage() {}
 
 func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2227,7 @@ func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenResponse.ProtoReflect.Descriptor instead.
 func (*SinkOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SinkOpenResponse) GetHandle() uint64 {
@@ -2182,7 +2246,7 @@ type FrontierRequest struct {
 
 func (x *FrontierRequest) Reset() {
 	*x = FrontierRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2194,7 +2258,7 @@ func (x *FrontierRequest) String() string {
 func (*FrontierRequest) ProtoMessage() {}
 
 func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2207,7 +2271,7 @@ func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierRequest.ProtoReflect.Descriptor instead.
 func (*FrontierRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FrontierRequest) GetHandle() uint64 {
@@ -2228,7 +2292,7 @@ type FrontierResponse struct {
 
 func (x *FrontierResponse) Reset() {
 	*x = FrontierResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +2304,7 @@ func (x *FrontierResponse) String() string {
 func (*FrontierResponse) ProtoMessage() {}
 
 func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +2317,7 @@ func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierResponse.ProtoReflect.Descriptor instead.
 func (*FrontierResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FrontierResponse) GetPositions() map[string]int64 {
@@ -2280,7 +2344,7 @@ type PrepareSchemaRequest struct {
 
 func (x *PrepareSchemaRequest) Reset() {
 	*x = PrepareSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2356,7 @@ func (x *PrepareSchemaRequest) String() string {
 func (*PrepareSchemaRequest) ProtoMessage() {}
 
 func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2369,7 @@ func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaRequest.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PrepareSchemaRequest) GetHandle() uint64 {
@@ -2334,7 +2398,7 @@ type PrepareSchemaResponse struct {
 
 func (x *PrepareSchemaResponse) Reset() {
 	*x = PrepareSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2410,7 @@ func (x *PrepareSchemaResponse) String() string {
 func (*PrepareSchemaResponse) ProtoMessage() {}
 
 func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2423,7 @@ func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaResponse.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PrepareSchemaResponse) GetAccepted() bool {
@@ -2396,7 +2460,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2472,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2485,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WriteRequest) GetHandle() uint64 {
@@ -2461,7 +2525,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2473,7 +2537,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2486,7 +2550,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WriteResponse) GetRejected() []*RejectedRecord {
@@ -2506,7 +2570,7 @@ type RejectedRecord struct {
 
 func (x *RejectedRecord) Reset() {
 	*x = RejectedRecord{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +2582,7 @@ func (x *RejectedRecord) String() string {
 func (*RejectedRecord) ProtoMessage() {}
 
 func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2595,7 @@ func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedRecord.ProtoReflect.Descriptor instead.
 func (*RejectedRecord) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RejectedRecord) GetOffset() int64 {
@@ -2558,7 +2622,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2570,7 +2634,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2583,7 +2647,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *FlushRequest) GetHandle() uint64 {
@@ -2620,7 +2684,7 @@ type WriteResult struct {
 
 func (x *WriteResult) Reset() {
 	*x = WriteResult{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +2696,7 @@ func (x *WriteResult) String() string {
 func (*WriteResult) ProtoMessage() {}
 
 func (x *WriteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +2709,7 @@ func (x *WriteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResult.ProtoReflect.Descriptor instead.
 func (*WriteResult) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WriteResult) GetPayload() []byte {
@@ -2703,7 +2767,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2715,7 +2779,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2728,7 +2792,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *FlushResponse) GetResults() []*WriteResult {
@@ -2758,7 +2822,7 @@ type SinkCommitRequest struct {
 
 func (x *SinkCommitRequest) Reset() {
 	*x = SinkCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2770,7 +2834,7 @@ func (x *SinkCommitRequest) String() string {
 func (*SinkCommitRequest) ProtoMessage() {}
 
 func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2783,7 +2847,7 @@ func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitRequest.ProtoReflect.Descriptor instead.
 func (*SinkCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SinkCommitRequest) GetHandle() uint64 {
@@ -2827,7 +2891,7 @@ type TableCommit struct {
 
 func (x *TableCommit) Reset() {
 	*x = TableCommit{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +2903,7 @@ func (x *TableCommit) String() string {
 func (*TableCommit) ProtoMessage() {}
 
 func (x *TableCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +2916,7 @@ func (x *TableCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCommit.ProtoReflect.Descriptor instead.
 func (*TableCommit) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TableCommit) GetTable() string {
@@ -2899,7 +2963,7 @@ type SinkCommitResponse struct {
 
 func (x *SinkCommitResponse) Reset() {
 	*x = SinkCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2911,7 +2975,7 @@ func (x *SinkCommitResponse) String() string {
 func (*SinkCommitResponse) ProtoMessage() {}
 
 func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2924,7 +2988,7 @@ func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitResponse.ProtoReflect.Descriptor instead.
 func (*SinkCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SinkCommitResponse) GetCommits() []*TableCommit {
@@ -2945,7 +3009,7 @@ type MaintenanceOpenRequest struct {
 
 func (x *MaintenanceOpenRequest) Reset() {
 	*x = MaintenanceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3021,7 @@ func (x *MaintenanceOpenRequest) String() string {
 func (*MaintenanceOpenRequest) ProtoMessage() {}
 
 func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3034,7 @@ func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MaintenanceOpenRequest) GetComponent() string {
@@ -3003,7 +3067,7 @@ type MaintenanceOpenResponse struct {
 
 func (x *MaintenanceOpenResponse) Reset() {
 	*x = MaintenanceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3015,7 +3079,7 @@ func (x *MaintenanceOpenResponse) String() string {
 func (*MaintenanceOpenResponse) ProtoMessage() {}
 
 func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3028,7 +3092,7 @@ func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MaintenanceOpenResponse) GetHandle() uint64 {
@@ -3050,7 +3114,7 @@ type CycleRequest struct {
 
 func (x *CycleRequest) Reset() {
 	*x = CycleRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3062,7 +3126,7 @@ func (x *CycleRequest) String() string {
 func (*CycleRequest) ProtoMessage() {}
 
 func (x *CycleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3075,7 +3139,7 @@ func (x *CycleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleRequest.ProtoReflect.Descriptor instead.
 func (*CycleRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CycleRequest) GetHandle() uint64 {
@@ -3118,7 +3182,7 @@ type TaskRun struct {
 
 func (x *TaskRun) Reset() {
 	*x = TaskRun{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3194,7 @@ func (x *TaskRun) String() string {
 func (*TaskRun) ProtoMessage() {}
 
 func (x *TaskRun) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3207,7 @@ func (x *TaskRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRun.ProtoReflect.Descriptor instead.
 func (*TaskRun) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TaskRun) GetTable() string {
@@ -3236,7 +3300,7 @@ type CycleResponse struct {
 
 func (x *CycleResponse) Reset() {
 	*x = CycleResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3312,7 @@ func (x *CycleResponse) String() string {
 func (*CycleResponse) ProtoMessage() {}
 
 func (x *CycleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3325,7 @@ func (x *CycleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleResponse.ProtoReflect.Descriptor instead.
 func (*CycleResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CycleResponse) GetRuns() []*TaskRun {
@@ -3306,7 +3370,7 @@ type TableHealth struct {
 
 func (x *TableHealth) Reset() {
 	*x = TableHealth{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3318,7 +3382,7 @@ func (x *TableHealth) String() string {
 func (*TableHealth) ProtoMessage() {}
 
 func (x *TableHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3331,7 +3395,7 @@ func (x *TableHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableHealth.ProtoReflect.Descriptor instead.
 func (*TableHealth) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TableHealth) GetTable() string {
@@ -3427,7 +3491,7 @@ type MaintenanceStatusRequest struct {
 
 func (x *MaintenanceStatusRequest) Reset() {
 	*x = MaintenanceStatusRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3439,7 +3503,7 @@ func (x *MaintenanceStatusRequest) String() string {
 func (*MaintenanceStatusRequest) ProtoMessage() {}
 
 func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3452,7 +3516,7 @@ func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *MaintenanceStatusRequest) GetHandle() uint64 {
@@ -3472,7 +3536,7 @@ type MaintenanceStatusResponse struct {
 
 func (x *MaintenanceStatusResponse) Reset() {
 	*x = MaintenanceStatusResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3484,7 +3548,7 @@ func (x *MaintenanceStatusResponse) String() string {
 func (*MaintenanceStatusResponse) ProtoMessage() {}
 
 func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3497,7 +3561,7 @@ func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *MaintenanceStatusResponse) GetTables() []*TableHealth {
@@ -3523,7 +3587,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3535,7 +3599,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3548,7 +3612,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CloseRequest) GetHandle() uint64 {
@@ -3566,7 +3630,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3578,7 +3642,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3591,7 +3655,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 var File_floe_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -3748,9 +3812,12 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\awriters\x18\x04 \x01(\x05R\awriters\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"1\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"d\n" +
 	"\x17PartitionerOpenResponse\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\"W\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x121\n" +
+	"\acolumns\x18\x02 \x01(\v2\x17.floe.plugin.v1.ColumnsR\acolumns\"\x1f\n" +
+	"\aColumns\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"W\n" +
 	"\x10PartitionRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12+\n" +
 	"\x05batch\x18\x02 \x01(\v2\x15.floe.plugin.v1.BatchR\x05batch\"I\n" +
@@ -3952,7 +4019,7 @@ func file_floe_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
 var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                         // 0: floe.plugin.v1.Kind
 	(Capability)(0),                   // 1: floe.plugin.v1.Capability
@@ -3984,45 +4051,46 @@ var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(*DeadLetterResponse)(nil),        // 27: floe.plugin.v1.DeadLetterResponse
 	(*PartitionerOpenRequest)(nil),    // 28: floe.plugin.v1.PartitionerOpenRequest
 	(*PartitionerOpenResponse)(nil),   // 29: floe.plugin.v1.PartitionerOpenResponse
-	(*PartitionRequest)(nil),          // 30: floe.plugin.v1.PartitionRequest
-	(*PartitionResponse)(nil),         // 31: floe.plugin.v1.PartitionResponse
-	(*SinkOpenRequest)(nil),           // 32: floe.plugin.v1.SinkOpenRequest
-	(*OffsetsReset)(nil),              // 33: floe.plugin.v1.OffsetsReset
-	(*SinkOpenResponse)(nil),          // 34: floe.plugin.v1.SinkOpenResponse
-	(*FrontierRequest)(nil),           // 35: floe.plugin.v1.FrontierRequest
-	(*FrontierResponse)(nil),          // 36: floe.plugin.v1.FrontierResponse
-	(*PrepareSchemaRequest)(nil),      // 37: floe.plugin.v1.PrepareSchemaRequest
-	(*PrepareSchemaResponse)(nil),     // 38: floe.plugin.v1.PrepareSchemaResponse
-	(*WriteRequest)(nil),              // 39: floe.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),             // 40: floe.plugin.v1.WriteResponse
-	(*RejectedRecord)(nil),            // 41: floe.plugin.v1.RejectedRecord
-	(*FlushRequest)(nil),              // 42: floe.plugin.v1.FlushRequest
-	(*WriteResult)(nil),               // 43: floe.plugin.v1.WriteResult
-	(*FlushResponse)(nil),             // 44: floe.plugin.v1.FlushResponse
-	(*SinkCommitRequest)(nil),         // 45: floe.plugin.v1.SinkCommitRequest
-	(*TableCommit)(nil),               // 46: floe.plugin.v1.TableCommit
-	(*SinkCommitResponse)(nil),        // 47: floe.plugin.v1.SinkCommitResponse
-	(*MaintenanceOpenRequest)(nil),    // 48: floe.plugin.v1.MaintenanceOpenRequest
-	(*MaintenanceOpenResponse)(nil),   // 49: floe.plugin.v1.MaintenanceOpenResponse
-	(*CycleRequest)(nil),              // 50: floe.plugin.v1.CycleRequest
-	(*TaskRun)(nil),                   // 51: floe.plugin.v1.TaskRun
-	(*CycleResponse)(nil),             // 52: floe.plugin.v1.CycleResponse
-	(*TableHealth)(nil),               // 53: floe.plugin.v1.TableHealth
-	(*MaintenanceStatusRequest)(nil),  // 54: floe.plugin.v1.MaintenanceStatusRequest
-	(*MaintenanceStatusResponse)(nil), // 55: floe.plugin.v1.MaintenanceStatusResponse
-	(*CloseRequest)(nil),              // 56: floe.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),             // 57: floe.plugin.v1.CloseResponse
-	nil,                               // 58: floe.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                               // 59: floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	nil,                               // 60: floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	nil,                               // 61: floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	nil,                               // 62: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	nil,                               // 63: floe.plugin.v1.DeadLetter.HeadersEntry
-	nil,                               // 64: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	nil,                               // 65: floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	nil,                               // 66: floe.plugin.v1.OffsetsReset.PositionsEntry
-	nil,                               // 67: floe.plugin.v1.FrontierResponse.PositionsEntry
-	nil,                               // 68: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	(*Columns)(nil),                   // 30: floe.plugin.v1.Columns
+	(*PartitionRequest)(nil),          // 31: floe.plugin.v1.PartitionRequest
+	(*PartitionResponse)(nil),         // 32: floe.plugin.v1.PartitionResponse
+	(*SinkOpenRequest)(nil),           // 33: floe.plugin.v1.SinkOpenRequest
+	(*OffsetsReset)(nil),              // 34: floe.plugin.v1.OffsetsReset
+	(*SinkOpenResponse)(nil),          // 35: floe.plugin.v1.SinkOpenResponse
+	(*FrontierRequest)(nil),           // 36: floe.plugin.v1.FrontierRequest
+	(*FrontierResponse)(nil),          // 37: floe.plugin.v1.FrontierResponse
+	(*PrepareSchemaRequest)(nil),      // 38: floe.plugin.v1.PrepareSchemaRequest
+	(*PrepareSchemaResponse)(nil),     // 39: floe.plugin.v1.PrepareSchemaResponse
+	(*WriteRequest)(nil),              // 40: floe.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),             // 41: floe.plugin.v1.WriteResponse
+	(*RejectedRecord)(nil),            // 42: floe.plugin.v1.RejectedRecord
+	(*FlushRequest)(nil),              // 43: floe.plugin.v1.FlushRequest
+	(*WriteResult)(nil),               // 44: floe.plugin.v1.WriteResult
+	(*FlushResponse)(nil),             // 45: floe.plugin.v1.FlushResponse
+	(*SinkCommitRequest)(nil),         // 46: floe.plugin.v1.SinkCommitRequest
+	(*TableCommit)(nil),               // 47: floe.plugin.v1.TableCommit
+	(*SinkCommitResponse)(nil),        // 48: floe.plugin.v1.SinkCommitResponse
+	(*MaintenanceOpenRequest)(nil),    // 49: floe.plugin.v1.MaintenanceOpenRequest
+	(*MaintenanceOpenResponse)(nil),   // 50: floe.plugin.v1.MaintenanceOpenResponse
+	(*CycleRequest)(nil),              // 51: floe.plugin.v1.CycleRequest
+	(*TaskRun)(nil),                   // 52: floe.plugin.v1.TaskRun
+	(*CycleResponse)(nil),             // 53: floe.plugin.v1.CycleResponse
+	(*TableHealth)(nil),               // 54: floe.plugin.v1.TableHealth
+	(*MaintenanceStatusRequest)(nil),  // 55: floe.plugin.v1.MaintenanceStatusRequest
+	(*MaintenanceStatusResponse)(nil), // 56: floe.plugin.v1.MaintenanceStatusResponse
+	(*CloseRequest)(nil),              // 57: floe.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),             // 58: floe.plugin.v1.CloseResponse
+	nil,                               // 59: floe.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                               // 60: floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	nil,                               // 61: floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	nil,                               // 62: floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	nil,                               // 63: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	nil,                               // 64: floe.plugin.v1.DeadLetter.HeadersEntry
+	nil,                               // 65: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	nil,                               // 66: floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	nil,                               // 67: floe.plugin.v1.OffsetsReset.PositionsEntry
+	nil,                               // 68: floe.plugin.v1.FrontierResponse.PositionsEntry
+	nil,                               // 69: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 }
 var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	4,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
@@ -4030,88 +4098,89 @@ var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
 	1,  // 3: floe.plugin.v1.Component.capabilities:type_name -> floe.plugin.v1.Capability
 	0,  // 4: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
-	58, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
+	59, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
 	8,  // 6: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
-	59, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	60, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
 	9,  // 8: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
-	60, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	61, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	62, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	61, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	62, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	63, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
 	10, // 12: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	63, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
+	64, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
 	25, // 14: floe.plugin.v1.DeadLetter.header_list:type_name -> floe.plugin.v1.Header
 	24, // 15: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
-	64, // 16: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	9,  // 17: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
-	65, // 18: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	33, // 19: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
-	66, // 20: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
-	67, // 21: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
-	10, // 22: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	9,  // 23: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
-	41, // 24: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
-	43, // 25: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
-	11, // 26: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
-	43, // 27: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
-	46, // 28: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
-	68, // 29: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
-	51, // 30: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	53, // 31: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	53, // 32: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	51, // 33: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	2,  // 34: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	6,  // 35: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	12, // 36: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	14, // 37: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	16, // 38: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	56, // 39: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	18, // 40: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	20, // 41: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	22, // 42: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	26, // 43: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	28, // 44: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	30, // 45: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	56, // 46: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	32, // 47: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	35, // 48: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	37, // 49: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	39, // 50: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	42, // 51: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	45, // 52: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	56, // 53: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	48, // 54: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	50, // 55: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	54, // 56: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	56, // 57: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	3,  // 58: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	7,  // 59: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	13, // 60: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	15, // 61: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	17, // 62: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	57, // 63: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	19, // 64: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	21, // 65: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	23, // 66: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	27, // 67: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	29, // 68: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	31, // 69: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	57, // 70: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	34, // 71: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	36, // 72: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	38, // 73: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	40, // 74: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	44, // 75: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	47, // 76: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	57, // 77: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	49, // 78: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	52, // 79: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	55, // 80: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	57, // 81: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	58, // [58:82] is the sub-list for method output_type
-	34, // [34:58] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	65, // 16: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	30, // 17: floe.plugin.v1.PartitionerOpenResponse.columns:type_name -> floe.plugin.v1.Columns
+	9,  // 18: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
+	66, // 19: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	34, // 20: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
+	67, // 21: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
+	68, // 22: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
+	10, // 23: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	9,  // 24: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
+	42, // 25: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
+	44, // 26: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
+	11, // 27: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
+	44, // 28: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
+	47, // 29: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
+	69, // 30: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	52, // 31: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	54, // 32: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	54, // 33: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	52, // 34: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	2,  // 35: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	6,  // 36: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	12, // 37: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	14, // 38: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	16, // 39: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	57, // 40: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	18, // 41: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	20, // 42: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	22, // 43: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	26, // 44: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	28, // 45: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	31, // 46: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	57, // 47: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	33, // 48: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	36, // 49: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	38, // 50: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	40, // 51: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	43, // 52: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	46, // 53: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	57, // 54: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	49, // 55: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	51, // 56: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	55, // 57: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	57, // 58: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	3,  // 59: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	7,  // 60: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	13, // 61: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	15, // 62: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	17, // 63: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	58, // 64: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	19, // 65: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	21, // 66: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	23, // 67: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	27, // 68: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	29, // 69: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	32, // 70: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	58, // 71: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	35, // 72: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	37, // 73: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	39, // 74: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	41, // 75: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	45, // 76: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	48, // 77: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	58, // 78: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	50, // 79: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	53, // 80: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	56, // 81: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	58, // 82: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	59, // [59:83] is the sub-list for method output_type
+	35, // [35:59] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
@@ -4127,7 +4196,7 @@ func file_floe_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_plugin_v1_plugin_proto_rawDesc), len(file_floe_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   67,
+			NumMessages:   68,
 			NumExtensions: 0,
 			NumServices:   6,
 		},
