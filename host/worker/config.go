@@ -29,6 +29,10 @@ const (
 	// KeyPluginTLS turns go-plugin's AutoMTLS on for the connections to
 	// plugin processes (docs/architecture.md, "Plugin transport").
 	KeyPluginTLS = "plugin.transport.tls"
+	// KeyPluginSharedMemory moves batches between plugin processes in
+	// sealed memory files (docs/architecture.md, "Batches in shared
+	// memory").
+	KeyPluginSharedMemory = "plugin.transport.shared.memory"
 	// The REST API's safety settings (docs/security.md): PEM certificate
 	// and key of https listeners (named after Connect's
 	// listeners.https.ssl.*), and the files of accepted credentials.
@@ -49,12 +53,14 @@ const (
 	// sockets only floe's user may reach; encrypting them bought nothing
 	// and cost CPU (docs/architecture.md, "Plugin transport").
 	DefaultPluginTLS = false
+	// DefaultPluginSharedMemory: batches skip the host's copies.
+	DefaultPluginSharedMemory = true
 )
 
 // workerKeys lists every accepted key, for the unknown-key check.
 func workerKeys() []string {
 	return []string{KeyListeners, KeyPluginPath, KeyDataDir, KeyConfigDir, KeyWorkerID, KeyLogLevel, KeyShutdownTimeout,
-		KeyPluginTLS, KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
+		KeyPluginTLS, KeyPluginSharedMemory, KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
 }
 
 // Config is a worker's config.
@@ -81,6 +87,10 @@ type Config struct {
 	// PluginTLS wraps the gRPC connections to plugin processes in
 	// go-plugin's AutoMTLS (plugin.transport.tls).
 	PluginTLS bool
+	// PluginSharedMemory moves batches from sources to sinks in sealed
+	// memory files, only handles through the host
+	// (plugin.transport.shared.memory).
+	PluginSharedMemory bool
 	// TLSCert and TLSKey are the PEM files of https listeners.
 	TLSCert, TLSKey string
 	// RESTBasicFile holds the REST API's users ("user: password" lines)
@@ -140,18 +150,19 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		return def
 	}
 	c := Config{
-		File:            file,
-		Listeners:       splitList(get(KeyListeners, DefaultListeners)),
-		PluginPath:      splitList(get(KeyPluginPath, DefaultPluginPath)),
-		DataDir:         get(KeyDataDir, DefaultDataDir),
-		ConfigDir:       get(KeyConfigDir, ""),
-		LogLevel:        strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
-		ShutdownTimeout: DefaultShutdownTimeout,
-		PluginTLS:       DefaultPluginTLS,
-		TLSCert:         get(KeyTLSCert, ""),
-		TLSKey:          get(KeyTLSKey, ""),
-		RESTBasicFile:   get(KeyRESTBasicFile, ""),
-		RESTBearerFile:  get(KeyRESTBearerFile, ""),
+		File:               file,
+		Listeners:          splitList(get(KeyListeners, DefaultListeners)),
+		PluginPath:         splitList(get(KeyPluginPath, DefaultPluginPath)),
+		DataDir:            get(KeyDataDir, DefaultDataDir),
+		ConfigDir:          get(KeyConfigDir, ""),
+		LogLevel:           strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
+		ShutdownTimeout:    DefaultShutdownTimeout,
+		PluginTLS:          DefaultPluginTLS,
+		PluginSharedMemory: DefaultPluginSharedMemory,
+		TLSCert:            get(KeyTLSCert, ""),
+		TLSKey:             get(KeyTLSKey, ""),
+		RESTBasicFile:      get(KeyRESTBasicFile, ""),
+		RESTBearerFile:     get(KeyRESTBearerFile, ""),
 	}
 	ps, err := providers.FromWorkerConfig(raw)
 	if err != nil {
@@ -187,12 +198,14 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		}
 		c.ShutdownTimeout = time.Duration(ms) * time.Millisecond
 	}
-	if v := strings.TrimSpace(raw[KeyPluginTLS]); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return Config{}, fmt.Errorf("worker config %s: %s: %q is not true or false", file, KeyPluginTLS, v)
+	for key, dst := range map[string]*bool{KeyPluginTLS: &c.PluginTLS, KeyPluginSharedMemory: &c.PluginSharedMemory} {
+		if v := strings.TrimSpace(raw[key]); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return Config{}, fmt.Errorf("worker config %s: %s: %q is not true or false", file, key, v)
+			}
+			*dst = b
 		}
-		c.PluginTLS = b
 	}
 	// Plugins get the data dir in their config and may run elsewhere:
 	// resolve it against floe's working directory once, here.

@@ -561,6 +561,9 @@ func TestConfig(t *testing.T) {
 	if c, err := ParseConfig([]byte(`{"plugin.transport.tls": "true"}`), "w.json"); err != nil || !c.PluginTLS {
 		t.Fatalf("plugin.transport.tls=true: %+v %v", c, err)
 	}
+	if !c.PluginSharedMemory {
+		t.Fatalf("shared memory default: %+v", c)
+	}
 	c, _ = ParseConfig([]byte(`{}`), "w.json")
 	wantDir, _ := filepath.Abs(DefaultDataDir)
 	if c.DataDir != wantDir || c.PluginPath[0] != DefaultPluginPath {
@@ -570,7 +573,7 @@ func TestConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "w.json") || !strings.Contains(err.Error(), `"plugin.paht"`) || !strings.Contains(err.Error(), `did you mean "plugin.path"`) {
 		t.Fatalf("unknown key: %v", err)
 	}
-	for _, bad := range []string{`{"listeners": "localhost"}`, `{"log.level": "loud"}`, `{"task.shutdown.graceful.timeout.ms": "-1"}`, `{"data.dir": 3}`, `{"plugin.transport.tls": "maybe"}`} {
+	for _, bad := range []string{`{"listeners": "localhost"}`, `{"log.level": "loud"}`, `{"task.shutdown.graceful.timeout.ms": "-1"}`, `{"data.dir": 3}`, `{"plugin.transport.tls": "maybe"}`, `{"plugin.transport.shared.memory": "maybe"}`} {
 		if _, err := ParseConfig([]byte(bad), "w.json"); err == nil || !strings.Contains(err.Error(), "w.json") {
 			t.Errorf("%s: %v", bad, err)
 		}

@@ -82,10 +82,23 @@ func (t *PartitionerTask) Partition(ctx context.Context, b Batch) (writers []uin
 	}
 	op := fmt.Sprintf("%s: partition %s [%d, %d)", t.label, b.Partition, b.From, b.Next)
 	wire := batchToProto(b)
-	if t.projected {
-		// Only the declared columns travel; the others are not even read.
-		wire.Records, _, err = arrowipc.Project(b.IPC, t.columns)
+	switch {
+	case t.projected:
+		// Only the declared columns travel; the others are not even read
+		// (in shared memory, their pages are not even touched).
+		err = b.mapped(func(data []byte) error {
+			proj, _, err := arrowipc.Project(data, t.columns)
+			if err == nil && b.shared != nil && len(proj) > 0 && &proj[0] == &data[0] {
+				proj = slices.Clone(proj) // every column kept: the mapping goes
+			}
+			wire.Records = proj
+			return err
+		})
 		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", op, err)
+		}
+	case b.shared != nil:
+		if wire.Records, err = b.bytes(); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", op, err)
 		}
 	}

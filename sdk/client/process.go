@@ -56,6 +56,12 @@ type StartOptions struct {
 	// ("Plugin transport") weighs the two; the worker's
 	// plugin.transport.tls chooses.
 	TLS bool
+	// SharedMemory moves batches from the process's sources, and to its
+	// sinks, in sealed memory files (Linux memfd) instead of through gRPC:
+	// only a handle travels, and this process never copies the bytes
+	// (docs/architecture.md, "Batches in shared memory"). A plugin built
+	// with an SDK before it, or a system without memfd, sends bytes.
+	SharedMemory bool
 }
 
 // tailLines is how many of the plugin's last stderr lines ExitReason shows.
@@ -78,6 +84,11 @@ type Process struct {
 	rpc plugin.ClientProtocol
 	// sockDir holds the process's socket; removed once it exited.
 	sockDir string
+	// shared: batches may travel in shared memory (StartOptions.
+	// SharedMemory); sharedFailed is set once opening one failed, and new
+	// source tasks then ask for bytes.
+	shared       bool
+	sharedFailed atomic.Bool
 
 	conn   *grpc.ClientConn
 	broker *plugin.GRPCBroker
@@ -171,7 +182,7 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 		_ = os.RemoveAll(sockDir)
 		return nil, fmt.Errorf("plugin %s: %w", opts.Path, err)
 	}
-	p.pc, p.cmd, p.tail, p.sockDir = pc, cmd, t, sockDir
+	p.pc, p.cmd, p.tail, p.sockDir, p.shared = pc, cmd, t, sockDir, opts.SharedMemory
 	p.pid = cmd.Process.Pid
 	if opts.Nice != 0 {
 		if err := setNice(p.pid, opts.Nice); err != nil {
@@ -199,6 +210,9 @@ type AttachOptions struct {
 	// [StartOptions]). Nil discards them.
 	Logger *slog.Logger
 	Labels []any
+	// SharedMemory is [StartOptions.SharedMemory]: batches between the
+	// server and this client travel in shared memory files.
+	SharedMemory bool
 }
 
 // Attach connects to a plugin server running inside the calling process
@@ -241,6 +255,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Process, error) {
 	}
 	p.pid = os.Getpid()
 	p.tail = newTail(tailLines)
+	p.shared = opts.SharedMemory
 	p.serverDone = opts.Done
 	go func() {
 		if opts.Done != nil {

@@ -177,11 +177,20 @@ func (k *partitionerKitRun) invalidConfig(t tb, s *session, _ []client.Batch) {
 }
 
 // partitionAll partitions every batch and checks each answer; the client
-// already refuses a wrong count or an index out of range.
+// already refuses a wrong count or an index out of range. Every other
+// batch is in shared memory, as floe has a batch a source shared.
 func (k *partitionerKitRun) partitionAll(t tb, s *session, task *client.PartitionerTask, in []client.Batch, writers int) [][]uint32 {
 	t.Helper()
 	out := make([][]uint32, len(in))
 	for i, b := range in {
+		if i%2 == 1 && client.SharedMemorySupported() {
+			sb, err := client.ShareBatch(b)
+			if err != nil {
+				t.Fatalf("share batch %s [%d, %d): %v", b.Partition, b.From, b.Next, err)
+			}
+			defer sb.Release()
+			b = sb
+		}
 		w, err := k.partition(s, task, b, writers)
 		if err != nil {
 			t.Fatalf("%v", err)

@@ -5,7 +5,8 @@
 // it for its frontier.
 //
 // A plugin binary is started by the floe host through hashicorp/go-plugin
-// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC, AutoMTLS). It serves
+// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC; AutoMTLS when the
+// worker's plugin.transport.tls asks for it). It serves
 // the Describe service plus one service per plugin kind it implements. One
 // process hosts every task of one connector for that kind: each Open returns
 // a handle that later calls name.
@@ -679,7 +680,12 @@ type Batch struct {
 	NumRecords int64  `protobuf:"varint,6,opt,name=num_records,json=numRecords,proto3" json:"num_records,omitempty"`
 	// skipped counts source records inside [from_offset, next_offset) that
 	// are not in records because they went to the dead-letter queue.
-	Skipped       int64 `protobuf:"varint,7,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped int64 `protobuf:"varint,7,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// shared, when set, holds the IPC stream instead of records: the batch's
+	// bytes are in a sealed memory file of the sender and only this handle
+	// travels. Only a receiver that accepts shared memory gets one (see
+	// SourceOpenRequest.shared_memory, SinkOpenResponse.shared_memory).
+	Shared        *SharedRecords `protobuf:"bytes,8,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -763,6 +769,79 @@ func (x *Batch) GetSkipped() int64 {
 	return 0
 }
 
+func (x *Batch) GetShared() *SharedRecords {
+	if x != nil {
+		return x.Shared
+	}
+	return nil
+}
+
+// SharedRecords names a sealed memory file (Linux memfd, sealed against
+// writes, shrinking and growing) holding one batch's Arrow IPC stream. The
+// receiver opens /proc/<pid>/fd/<fd>, checks the seals and the size, and
+// reads it; the sender keeps its descriptor open until the receiver is
+// done: for a source until the host acknowledges the response (the next
+// Read's acked), for the host until Write returns.
+type SharedRecords struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pid           int32                  `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	Fd            int32                  `protobuf:"varint,2,opt,name=fd,proto3" json:"fd,omitempty"`
+	Size          int64                  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedRecords) Reset() {
+	*x = SharedRecords{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedRecords) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedRecords) ProtoMessage() {}
+
+func (x *SharedRecords) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedRecords.ProtoReflect.Descriptor instead.
+func (*SharedRecords) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SharedRecords) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *SharedRecords) GetFd() int32 {
+	if x != nil {
+		return x.Fd
+	}
+	return 0
+}
+
+func (x *SharedRecords) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
 type Schema struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -778,7 +857,7 @@ type Schema struct {
 
 func (x *Schema) Reset() {
 	*x = Schema{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +869,7 @@ func (x *Schema) String() string {
 func (*Schema) ProtoMessage() {}
 
 func (x *Schema) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +882,7 @@ func (x *Schema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Schema.ProtoReflect.Descriptor instead.
 func (*Schema) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Schema) GetId() int64 {
@@ -845,7 +924,7 @@ type Range struct {
 
 func (x *Range) Reset() {
 	*x = Range{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -857,7 +936,7 @@ func (x *Range) String() string {
 func (*Range) ProtoMessage() {}
 
 func (x *Range) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -870,7 +949,7 @@ func (x *Range) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Range.ProtoReflect.Descriptor instead.
 func (*Range) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Range) GetPartition() string {
@@ -903,14 +982,17 @@ type SourceOpenRequest struct {
 	Config    map[string]string      `protobuf:"bytes,5,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// host_broker_id is the go-plugin broker id on which the host serves
 	// SourceHost for this task.
-	HostBrokerId  uint32 `protobuf:"varint,6,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	HostBrokerId uint32 `protobuf:"varint,6,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	// shared_memory says the host accepts batches in sealed memory files
+	// (Batch.shared). A source may always send records instead.
+	SharedMemory  bool `protobuf:"varint,7,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SourceOpenRequest) Reset() {
 	*x = SourceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1004,7 @@ func (x *SourceOpenRequest) String() string {
 func (*SourceOpenRequest) ProtoMessage() {}
 
 func (x *SourceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1017,7 @@ func (x *SourceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceOpenRequest.ProtoReflect.Descriptor instead.
 func (*SourceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SourceOpenRequest) GetComponent() string {
@@ -980,6 +1062,13 @@ func (x *SourceOpenRequest) GetHostBrokerId() uint32 {
 	return 0
 }
 
+func (x *SourceOpenRequest) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return false
+}
+
 type SourceOpenResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -989,7 +1078,7 @@ type SourceOpenResponse struct {
 
 func (x *SourceOpenResponse) Reset() {
 	*x = SourceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1090,7 @@ func (x *SourceOpenResponse) String() string {
 func (*SourceOpenResponse) ProtoMessage() {}
 
 func (x *SourceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1103,7 @@ func (x *SourceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceOpenResponse.ProtoReflect.Descriptor instead.
 func (*SourceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SourceOpenResponse) GetHandle() uint64 {
@@ -1040,7 +1129,7 @@ type SourceReadRequest struct {
 
 func (x *SourceReadRequest) Reset() {
 	*x = SourceReadRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1141,7 @@ func (x *SourceReadRequest) String() string {
 func (*SourceReadRequest) ProtoMessage() {}
 
 func (x *SourceReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1154,7 @@ func (x *SourceReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceReadRequest.ProtoReflect.Descriptor instead.
 func (*SourceReadRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SourceReadRequest) GetHandle() uint64 {
@@ -1103,7 +1192,7 @@ type SourceReadResponse struct {
 
 func (x *SourceReadResponse) Reset() {
 	*x = SourceReadResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1115,7 +1204,7 @@ func (x *SourceReadResponse) String() string {
 func (*SourceReadResponse) ProtoMessage() {}
 
 func (x *SourceReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1128,7 +1217,7 @@ func (x *SourceReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceReadResponse.ProtoReflect.Descriptor instead.
 func (*SourceReadResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SourceReadResponse) GetBatches() []*Batch {
@@ -1162,7 +1251,7 @@ type SourceCommitRequest struct {
 
 func (x *SourceCommitRequest) Reset() {
 	*x = SourceCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1263,7 @@ func (x *SourceCommitRequest) String() string {
 func (*SourceCommitRequest) ProtoMessage() {}
 
 func (x *SourceCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1276,7 @@ func (x *SourceCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceCommitRequest.ProtoReflect.Descriptor instead.
 func (*SourceCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SourceCommitRequest) GetHandle() uint64 {
@@ -1212,7 +1301,7 @@ type SourceCommitResponse struct {
 
 func (x *SourceCommitResponse) Reset() {
 	*x = SourceCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1313,7 @@ func (x *SourceCommitResponse) String() string {
 func (*SourceCommitResponse) ProtoMessage() {}
 
 func (x *SourceCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1326,7 @@ func (x *SourceCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceCommitResponse.ProtoReflect.Descriptor instead.
 func (*SourceCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 type StartPositionsRequest struct {
@@ -1249,7 +1338,7 @@ type StartPositionsRequest struct {
 
 func (x *StartPositionsRequest) Reset() {
 	*x = StartPositionsRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1350,7 @@ func (x *StartPositionsRequest) String() string {
 func (*StartPositionsRequest) ProtoMessage() {}
 
 func (x *StartPositionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1363,7 @@ func (x *StartPositionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPositionsRequest.ProtoReflect.Descriptor instead.
 func (*StartPositionsRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StartPositionsRequest) GetPartitions() []string {
@@ -1293,7 +1382,7 @@ type StartPositionsResponse struct {
 
 func (x *StartPositionsResponse) Reset() {
 	*x = StartPositionsResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1394,7 @@ func (x *StartPositionsResponse) String() string {
 func (*StartPositionsResponse) ProtoMessage() {}
 
 func (x *StartPositionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1407,7 @@ func (x *StartPositionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPositionsResponse.ProtoReflect.Descriptor instead.
 func (*StartPositionsResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StartPositionsResponse) GetPositions() map[string]int64 {
@@ -1339,7 +1428,7 @@ type PartitionsRevokedRequest struct {
 
 func (x *PartitionsRevokedRequest) Reset() {
 	*x = PartitionsRevokedRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1440,7 @@ func (x *PartitionsRevokedRequest) String() string {
 func (*PartitionsRevokedRequest) ProtoMessage() {}
 
 func (x *PartitionsRevokedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1453,7 @@ func (x *PartitionsRevokedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionsRevokedRequest.ProtoReflect.Descriptor instead.
 func (*PartitionsRevokedRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PartitionsRevokedRequest) GetPositions() map[string]int64 {
@@ -1382,7 +1471,7 @@ type PartitionsRevokedResponse struct {
 
 func (x *PartitionsRevokedResponse) Reset() {
 	*x = PartitionsRevokedResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1483,7 @@ func (x *PartitionsRevokedResponse) String() string {
 func (*PartitionsRevokedResponse) ProtoMessage() {}
 
 func (x *PartitionsRevokedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1496,7 @@ func (x *PartitionsRevokedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionsRevokedResponse.ProtoReflect.Descriptor instead.
 func (*PartitionsRevokedResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 type AdmitSchemaRequest struct {
@@ -1419,7 +1508,7 @@ type AdmitSchemaRequest struct {
 
 func (x *AdmitSchemaRequest) Reset() {
 	*x = AdmitSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1520,7 @@ func (x *AdmitSchemaRequest) String() string {
 func (*AdmitSchemaRequest) ProtoMessage() {}
 
 func (x *AdmitSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,7 +1533,7 @@ func (x *AdmitSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitSchemaRequest.ProtoReflect.Descriptor instead.
 func (*AdmitSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AdmitSchemaRequest) GetSchema() *Schema {
@@ -1464,7 +1553,7 @@ type AdmitSchemaResponse struct {
 
 func (x *AdmitSchemaResponse) Reset() {
 	*x = AdmitSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1565,7 @@ func (x *AdmitSchemaResponse) String() string {
 func (*AdmitSchemaResponse) ProtoMessage() {}
 
 func (x *AdmitSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1578,7 @@ func (x *AdmitSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitSchemaResponse.ProtoReflect.Descriptor instead.
 func (*AdmitSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AdmitSchemaResponse) GetAccepted() bool {
@@ -1530,7 +1619,7 @@ type DeadLetter struct {
 
 func (x *DeadLetter) Reset() {
 	*x = DeadLetter{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1542,7 +1631,7 @@ func (x *DeadLetter) String() string {
 func (*DeadLetter) ProtoMessage() {}
 
 func (x *DeadLetter) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1555,7 +1644,7 @@ func (x *DeadLetter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetter.ProtoReflect.Descriptor instead.
 func (*DeadLetter) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeadLetter) GetPartition() string {
@@ -1632,7 +1721,7 @@ type Header struct {
 
 func (x *Header) Reset() {
 	*x = Header{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1733,7 @@ func (x *Header) String() string {
 func (*Header) ProtoMessage() {}
 
 func (x *Header) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +1746,7 @@ func (x *Header) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Header.ProtoReflect.Descriptor instead.
 func (*Header) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Header) GetKey() string {
@@ -1683,7 +1772,7 @@ type DeadLetterRequest struct {
 
 func (x *DeadLetterRequest) Reset() {
 	*x = DeadLetterRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1784,7 @@ func (x *DeadLetterRequest) String() string {
 func (*DeadLetterRequest) ProtoMessage() {}
 
 func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1797,7 @@ func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterRequest.ProtoReflect.Descriptor instead.
 func (*DeadLetterRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeadLetterRequest) GetRecords() []*DeadLetter {
@@ -1731,7 +1820,7 @@ type DeadLetterResponse struct {
 
 func (x *DeadLetterResponse) Reset() {
 	*x = DeadLetterResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +1832,7 @@ func (x *DeadLetterResponse) String() string {
 func (*DeadLetterResponse) ProtoMessage() {}
 
 func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +1845,7 @@ func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterResponse.ProtoReflect.Descriptor instead.
 func (*DeadLetterResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeadLetterResponse) GetFail() bool {
@@ -1785,7 +1874,7 @@ type PartitionerOpenRequest struct {
 
 func (x *PartitionerOpenRequest) Reset() {
 	*x = PartitionerOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1797,7 +1886,7 @@ func (x *PartitionerOpenRequest) String() string {
 func (*PartitionerOpenRequest) ProtoMessage() {}
 
 func (x *PartitionerOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1810,7 +1899,7 @@ func (x *PartitionerOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionerOpenRequest.ProtoReflect.Descriptor instead.
 func (*PartitionerOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PartitionerOpenRequest) GetComponent() string {
@@ -1855,7 +1944,7 @@ type PartitionerOpenResponse struct {
 
 func (x *PartitionerOpenResponse) Reset() {
 	*x = PartitionerOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +1956,7 @@ func (x *PartitionerOpenResponse) String() string {
 func (*PartitionerOpenResponse) ProtoMessage() {}
 
 func (x *PartitionerOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +1969,7 @@ func (x *PartitionerOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionerOpenResponse.ProtoReflect.Descriptor instead.
 func (*PartitionerOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PartitionerOpenResponse) GetHandle() uint64 {
@@ -1909,7 +1998,7 @@ type Columns struct {
 
 func (x *Columns) Reset() {
 	*x = Columns{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1921,7 +2010,7 @@ func (x *Columns) String() string {
 func (*Columns) ProtoMessage() {}
 
 func (x *Columns) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1934,7 +2023,7 @@ func (x *Columns) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Columns.ProtoReflect.Descriptor instead.
 func (*Columns) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Columns) GetNames() []string {
@@ -1959,7 +2048,7 @@ type PartitionRequest struct {
 
 func (x *PartitionRequest) Reset() {
 	*x = PartitionRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1971,7 +2060,7 @@ func (x *PartitionRequest) String() string {
 func (*PartitionRequest) ProtoMessage() {}
 
 func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1984,7 +2073,7 @@ func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionRequest.ProtoReflect.Descriptor instead.
 func (*PartitionRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PartitionRequest) GetHandle() uint64 {
@@ -2013,7 +2102,7 @@ type PartitionResponse struct {
 
 func (x *PartitionResponse) Reset() {
 	*x = PartitionResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2114,7 @@ func (x *PartitionResponse) String() string {
 func (*PartitionResponse) ProtoMessage() {}
 
 func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2127,7 @@ func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionResponse.ProtoReflect.Descriptor instead.
 func (*PartitionResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PartitionResponse) GetWriters() []uint32 {
@@ -2070,7 +2159,7 @@ type SinkOpenRequest struct {
 
 func (x *SinkOpenRequest) Reset() {
 	*x = SinkOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2171,7 @@ func (x *SinkOpenRequest) String() string {
 func (*SinkOpenRequest) ProtoMessage() {}
 
 func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2184,7 @@ func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenRequest.ProtoReflect.Descriptor instead.
 func (*SinkOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SinkOpenRequest) GetComponent() string {
@@ -2151,7 +2240,7 @@ type OffsetsReset struct {
 
 func (x *OffsetsReset) Reset() {
 	*x = OffsetsReset{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2163,7 +2252,7 @@ func (x *OffsetsReset) String() string {
 func (*OffsetsReset) ProtoMessage() {}
 
 func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2176,7 +2265,7 @@ func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsReset.ProtoReflect.Descriptor instead.
 func (*OffsetsReset) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *OffsetsReset) GetPositions() map[string]int64 {
@@ -2194,15 +2283,18 @@ func (x *OffsetsReset) GetAfterCheckpoint() uint64 {
 }
 
 type SinkOpenResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// shared_memory says the sink accepts WriteRequest batches in sealed
+	// memory files (Batch.shared); otherwise the host sends records.
+	SharedMemory  bool `protobuf:"varint,2,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SinkOpenResponse) Reset() {
 	*x = SinkOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2306,7 @@ func (x *SinkOpenResponse) String() string {
 func (*SinkOpenResponse) ProtoMessage() {}
 
 func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2319,7 @@ func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenResponse.ProtoReflect.Descriptor instead.
 func (*SinkOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SinkOpenResponse) GetHandle() uint64 {
@@ -2235,6 +2327,13 @@ func (x *SinkOpenResponse) GetHandle() uint64 {
 		return x.Handle
 	}
 	return 0
+}
+
+func (x *SinkOpenResponse) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return false
 }
 
 type FrontierRequest struct {
@@ -2246,7 +2345,7 @@ type FrontierRequest struct {
 
 func (x *FrontierRequest) Reset() {
 	*x = FrontierRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2357,7 @@ func (x *FrontierRequest) String() string {
 func (*FrontierRequest) ProtoMessage() {}
 
 func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2370,7 @@ func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierRequest.ProtoReflect.Descriptor instead.
 func (*FrontierRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FrontierRequest) GetHandle() uint64 {
@@ -2292,7 +2391,7 @@ type FrontierResponse struct {
 
 func (x *FrontierResponse) Reset() {
 	*x = FrontierResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2304,7 +2403,7 @@ func (x *FrontierResponse) String() string {
 func (*FrontierResponse) ProtoMessage() {}
 
 func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2317,7 +2416,7 @@ func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierResponse.ProtoReflect.Descriptor instead.
 func (*FrontierResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *FrontierResponse) GetPositions() map[string]int64 {
@@ -2344,7 +2443,7 @@ type PrepareSchemaRequest struct {
 
 func (x *PrepareSchemaRequest) Reset() {
 	*x = PrepareSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2455,7 @@ func (x *PrepareSchemaRequest) String() string {
 func (*PrepareSchemaRequest) ProtoMessage() {}
 
 func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2468,7 @@ func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaRequest.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PrepareSchemaRequest) GetHandle() uint64 {
@@ -2398,7 +2497,7 @@ type PrepareSchemaResponse struct {
 
 func (x *PrepareSchemaResponse) Reset() {
 	*x = PrepareSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2509,7 @@ func (x *PrepareSchemaResponse) String() string {
 func (*PrepareSchemaResponse) ProtoMessage() {}
 
 func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2522,7 @@ func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaResponse.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PrepareSchemaResponse) GetAccepted() bool {
@@ -2460,7 +2559,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2571,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2584,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WriteRequest) GetHandle() uint64 {
@@ -2525,7 +2624,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2636,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2649,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WriteResponse) GetRejected() []*RejectedRecord {
@@ -2570,7 +2669,7 @@ type RejectedRecord struct {
 
 func (x *RejectedRecord) Reset() {
 	*x = RejectedRecord{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2582,7 +2681,7 @@ func (x *RejectedRecord) String() string {
 func (*RejectedRecord) ProtoMessage() {}
 
 func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2595,7 +2694,7 @@ func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedRecord.ProtoReflect.Descriptor instead.
 func (*RejectedRecord) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RejectedRecord) GetOffset() int64 {
@@ -2622,7 +2721,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2733,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2746,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *FlushRequest) GetHandle() uint64 {
@@ -2684,7 +2783,7 @@ type WriteResult struct {
 
 func (x *WriteResult) Reset() {
 	*x = WriteResult{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2696,7 +2795,7 @@ func (x *WriteResult) String() string {
 func (*WriteResult) ProtoMessage() {}
 
 func (x *WriteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2709,7 +2808,7 @@ func (x *WriteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResult.ProtoReflect.Descriptor instead.
 func (*WriteResult) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WriteResult) GetPayload() []byte {
@@ -2767,7 +2866,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2779,7 +2878,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2792,7 +2891,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *FlushResponse) GetResults() []*WriteResult {
@@ -2822,7 +2921,7 @@ type SinkCommitRequest struct {
 
 func (x *SinkCommitRequest) Reset() {
 	*x = SinkCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +2933,7 @@ func (x *SinkCommitRequest) String() string {
 func (*SinkCommitRequest) ProtoMessage() {}
 
 func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +2946,7 @@ func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitRequest.ProtoReflect.Descriptor instead.
 func (*SinkCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SinkCommitRequest) GetHandle() uint64 {
@@ -2891,7 +2990,7 @@ type TableCommit struct {
 
 func (x *TableCommit) Reset() {
 	*x = TableCommit{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2903,7 +3002,7 @@ func (x *TableCommit) String() string {
 func (*TableCommit) ProtoMessage() {}
 
 func (x *TableCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2916,7 +3015,7 @@ func (x *TableCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCommit.ProtoReflect.Descriptor instead.
 func (*TableCommit) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TableCommit) GetTable() string {
@@ -2963,7 +3062,7 @@ type SinkCommitResponse struct {
 
 func (x *SinkCommitResponse) Reset() {
 	*x = SinkCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2975,7 +3074,7 @@ func (x *SinkCommitResponse) String() string {
 func (*SinkCommitResponse) ProtoMessage() {}
 
 func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3087,7 @@ func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitResponse.ProtoReflect.Descriptor instead.
 func (*SinkCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SinkCommitResponse) GetCommits() []*TableCommit {
@@ -3009,7 +3108,7 @@ type MaintenanceOpenRequest struct {
 
 func (x *MaintenanceOpenRequest) Reset() {
 	*x = MaintenanceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3021,7 +3120,7 @@ func (x *MaintenanceOpenRequest) String() string {
 func (*MaintenanceOpenRequest) ProtoMessage() {}
 
 func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3034,7 +3133,7 @@ func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MaintenanceOpenRequest) GetComponent() string {
@@ -3067,7 +3166,7 @@ type MaintenanceOpenResponse struct {
 
 func (x *MaintenanceOpenResponse) Reset() {
 	*x = MaintenanceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3178,7 @@ func (x *MaintenanceOpenResponse) String() string {
 func (*MaintenanceOpenResponse) ProtoMessage() {}
 
 func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3191,7 @@ func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *MaintenanceOpenResponse) GetHandle() uint64 {
@@ -3114,7 +3213,7 @@ type CycleRequest struct {
 
 func (x *CycleRequest) Reset() {
 	*x = CycleRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3225,7 @@ func (x *CycleRequest) String() string {
 func (*CycleRequest) ProtoMessage() {}
 
 func (x *CycleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3238,7 @@ func (x *CycleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleRequest.ProtoReflect.Descriptor instead.
 func (*CycleRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CycleRequest) GetHandle() uint64 {
@@ -3182,7 +3281,7 @@ type TaskRun struct {
 
 func (x *TaskRun) Reset() {
 	*x = TaskRun{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3293,7 @@ func (x *TaskRun) String() string {
 func (*TaskRun) ProtoMessage() {}
 
 func (x *TaskRun) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3306,7 @@ func (x *TaskRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRun.ProtoReflect.Descriptor instead.
 func (*TaskRun) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TaskRun) GetTable() string {
@@ -3300,7 +3399,7 @@ type CycleResponse struct {
 
 func (x *CycleResponse) Reset() {
 	*x = CycleResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3312,7 +3411,7 @@ func (x *CycleResponse) String() string {
 func (*CycleResponse) ProtoMessage() {}
 
 func (x *CycleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3325,7 +3424,7 @@ func (x *CycleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleResponse.ProtoReflect.Descriptor instead.
 func (*CycleResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CycleResponse) GetRuns() []*TaskRun {
@@ -3370,7 +3469,7 @@ type TableHealth struct {
 
 func (x *TableHealth) Reset() {
 	*x = TableHealth{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3382,7 +3481,7 @@ func (x *TableHealth) String() string {
 func (*TableHealth) ProtoMessage() {}
 
 func (x *TableHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3395,7 +3494,7 @@ func (x *TableHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableHealth.ProtoReflect.Descriptor instead.
 func (*TableHealth) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TableHealth) GetTable() string {
@@ -3491,7 +3590,7 @@ type MaintenanceStatusRequest struct {
 
 func (x *MaintenanceStatusRequest) Reset() {
 	*x = MaintenanceStatusRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3602,7 @@ func (x *MaintenanceStatusRequest) String() string {
 func (*MaintenanceStatusRequest) ProtoMessage() {}
 
 func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3615,7 @@ func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *MaintenanceStatusRequest) GetHandle() uint64 {
@@ -3536,7 +3635,7 @@ type MaintenanceStatusResponse struct {
 
 func (x *MaintenanceStatusResponse) Reset() {
 	*x = MaintenanceStatusResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3548,7 +3647,7 @@ func (x *MaintenanceStatusResponse) String() string {
 func (*MaintenanceStatusResponse) ProtoMessage() {}
 
 func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3561,7 +3660,7 @@ func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *MaintenanceStatusResponse) GetTables() []*TableHealth {
@@ -3587,7 +3686,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3599,7 +3698,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3612,7 +3711,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *CloseRequest) GetHandle() uint64 {
@@ -3630,7 +3729,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3642,7 +3741,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3655,7 +3754,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{56}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 var File_floe_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -3707,7 +3806,7 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06errors\x18\x01 \x03(\v2\x1b.floe.plugin.v1.ConfigErrorR\x06errors\"9\n" +
 	"\vConfigError\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xd9\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x90\x02\n" +
 	"\x05Batch\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\tR\tpartition\x12\x1f\n" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
@@ -3718,7 +3817,12 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\arecords\x18\x05 \x01(\fR\arecords\x12\x1f\n" +
 	"\vnum_records\x18\x06 \x01(\x03R\n" +
 	"numRecords\x12\x18\n" +
-	"\askipped\x18\a \x01(\x03R\askipped\"\\\n" +
+	"\askipped\x18\a \x01(\x03R\askipped\x125\n" +
+	"\x06shared\x18\b \x01(\v2\x1d.floe.plugin.v1.SharedRecordsR\x06shared\"E\n" +
+	"\rSharedRecords\x12\x10\n" +
+	"\x03pid\x18\x01 \x01(\x05R\x03pid\x12\x0e\n" +
+	"\x02fd\x18\x02 \x01(\x05R\x02fd\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"\\\n" +
 	"\x06Schema\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04avro\x18\x02 \x01(\tR\x04avro\x12\x14\n" +
@@ -3729,14 +3833,15 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
 	"fromOffset\x12\x1f\n" +
 	"\vnext_offset\x18\x03 \x01(\x03R\n" +
-	"nextOffset\"\xa1\x02\n" +
+	"nextOffset\"\xc6\x02\n" +
 	"\x11SourceOpenRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12\x12\n" +
 	"\x04task\x18\x03 \x01(\x05R\x04task\x12\x14\n" +
 	"\x05tasks\x18\x04 \x01(\x05R\x05tasks\x12E\n" +
 	"\x06config\x18\x05 \x03(\v2-.floe.plugin.v1.SourceOpenRequest.ConfigEntryR\x06config\x12$\n" +
-	"\x0ehost_broker_id\x18\x06 \x01(\rR\fhostBrokerId\x1a9\n" +
+	"\x0ehost_broker_id\x18\x06 \x01(\rR\fhostBrokerId\x12#\n" +
+	"\rshared_memory\x18\a \x01(\bR\fsharedMemory\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\",\n" +
@@ -3838,9 +3943,10 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10after_checkpoint\x18\x02 \x01(\x04R\x0fafterCheckpoint\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"*\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"O\n" +
 	"\x10SinkOpenResponse\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\")\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12#\n" +
+	"\rshared_memory\x18\x02 \x01(\bR\fsharedMemory\")\n" +
 	"\x0fFrontierRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\"\xbf\x01\n" +
 	"\x10FrontierResponse\x12M\n" +
@@ -4019,7 +4125,7 @@ func file_floe_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
+var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                         // 0: floe.plugin.v1.Kind
 	(Capability)(0),                   // 1: floe.plugin.v1.Capability
@@ -4031,66 +4137,67 @@ var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(*ValidateResponse)(nil),          // 7: floe.plugin.v1.ValidateResponse
 	(*ConfigError)(nil),               // 8: floe.plugin.v1.ConfigError
 	(*Batch)(nil),                     // 9: floe.plugin.v1.Batch
-	(*Schema)(nil),                    // 10: floe.plugin.v1.Schema
-	(*Range)(nil),                     // 11: floe.plugin.v1.Range
-	(*SourceOpenRequest)(nil),         // 12: floe.plugin.v1.SourceOpenRequest
-	(*SourceOpenResponse)(nil),        // 13: floe.plugin.v1.SourceOpenResponse
-	(*SourceReadRequest)(nil),         // 14: floe.plugin.v1.SourceReadRequest
-	(*SourceReadResponse)(nil),        // 15: floe.plugin.v1.SourceReadResponse
-	(*SourceCommitRequest)(nil),       // 16: floe.plugin.v1.SourceCommitRequest
-	(*SourceCommitResponse)(nil),      // 17: floe.plugin.v1.SourceCommitResponse
-	(*StartPositionsRequest)(nil),     // 18: floe.plugin.v1.StartPositionsRequest
-	(*StartPositionsResponse)(nil),    // 19: floe.plugin.v1.StartPositionsResponse
-	(*PartitionsRevokedRequest)(nil),  // 20: floe.plugin.v1.PartitionsRevokedRequest
-	(*PartitionsRevokedResponse)(nil), // 21: floe.plugin.v1.PartitionsRevokedResponse
-	(*AdmitSchemaRequest)(nil),        // 22: floe.plugin.v1.AdmitSchemaRequest
-	(*AdmitSchemaResponse)(nil),       // 23: floe.plugin.v1.AdmitSchemaResponse
-	(*DeadLetter)(nil),                // 24: floe.plugin.v1.DeadLetter
-	(*Header)(nil),                    // 25: floe.plugin.v1.Header
-	(*DeadLetterRequest)(nil),         // 26: floe.plugin.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),        // 27: floe.plugin.v1.DeadLetterResponse
-	(*PartitionerOpenRequest)(nil),    // 28: floe.plugin.v1.PartitionerOpenRequest
-	(*PartitionerOpenResponse)(nil),   // 29: floe.plugin.v1.PartitionerOpenResponse
-	(*Columns)(nil),                   // 30: floe.plugin.v1.Columns
-	(*PartitionRequest)(nil),          // 31: floe.plugin.v1.PartitionRequest
-	(*PartitionResponse)(nil),         // 32: floe.plugin.v1.PartitionResponse
-	(*SinkOpenRequest)(nil),           // 33: floe.plugin.v1.SinkOpenRequest
-	(*OffsetsReset)(nil),              // 34: floe.plugin.v1.OffsetsReset
-	(*SinkOpenResponse)(nil),          // 35: floe.plugin.v1.SinkOpenResponse
-	(*FrontierRequest)(nil),           // 36: floe.plugin.v1.FrontierRequest
-	(*FrontierResponse)(nil),          // 37: floe.plugin.v1.FrontierResponse
-	(*PrepareSchemaRequest)(nil),      // 38: floe.plugin.v1.PrepareSchemaRequest
-	(*PrepareSchemaResponse)(nil),     // 39: floe.plugin.v1.PrepareSchemaResponse
-	(*WriteRequest)(nil),              // 40: floe.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),             // 41: floe.plugin.v1.WriteResponse
-	(*RejectedRecord)(nil),            // 42: floe.plugin.v1.RejectedRecord
-	(*FlushRequest)(nil),              // 43: floe.plugin.v1.FlushRequest
-	(*WriteResult)(nil),               // 44: floe.plugin.v1.WriteResult
-	(*FlushResponse)(nil),             // 45: floe.plugin.v1.FlushResponse
-	(*SinkCommitRequest)(nil),         // 46: floe.plugin.v1.SinkCommitRequest
-	(*TableCommit)(nil),               // 47: floe.plugin.v1.TableCommit
-	(*SinkCommitResponse)(nil),        // 48: floe.plugin.v1.SinkCommitResponse
-	(*MaintenanceOpenRequest)(nil),    // 49: floe.plugin.v1.MaintenanceOpenRequest
-	(*MaintenanceOpenResponse)(nil),   // 50: floe.plugin.v1.MaintenanceOpenResponse
-	(*CycleRequest)(nil),              // 51: floe.plugin.v1.CycleRequest
-	(*TaskRun)(nil),                   // 52: floe.plugin.v1.TaskRun
-	(*CycleResponse)(nil),             // 53: floe.plugin.v1.CycleResponse
-	(*TableHealth)(nil),               // 54: floe.plugin.v1.TableHealth
-	(*MaintenanceStatusRequest)(nil),  // 55: floe.plugin.v1.MaintenanceStatusRequest
-	(*MaintenanceStatusResponse)(nil), // 56: floe.plugin.v1.MaintenanceStatusResponse
-	(*CloseRequest)(nil),              // 57: floe.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),             // 58: floe.plugin.v1.CloseResponse
-	nil,                               // 59: floe.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                               // 60: floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	nil,                               // 61: floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	nil,                               // 62: floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	nil,                               // 63: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	nil,                               // 64: floe.plugin.v1.DeadLetter.HeadersEntry
-	nil,                               // 65: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	nil,                               // 66: floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	nil,                               // 67: floe.plugin.v1.OffsetsReset.PositionsEntry
-	nil,                               // 68: floe.plugin.v1.FrontierResponse.PositionsEntry
-	nil,                               // 69: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	(*SharedRecords)(nil),             // 10: floe.plugin.v1.SharedRecords
+	(*Schema)(nil),                    // 11: floe.plugin.v1.Schema
+	(*Range)(nil),                     // 12: floe.plugin.v1.Range
+	(*SourceOpenRequest)(nil),         // 13: floe.plugin.v1.SourceOpenRequest
+	(*SourceOpenResponse)(nil),        // 14: floe.plugin.v1.SourceOpenResponse
+	(*SourceReadRequest)(nil),         // 15: floe.plugin.v1.SourceReadRequest
+	(*SourceReadResponse)(nil),        // 16: floe.plugin.v1.SourceReadResponse
+	(*SourceCommitRequest)(nil),       // 17: floe.plugin.v1.SourceCommitRequest
+	(*SourceCommitResponse)(nil),      // 18: floe.plugin.v1.SourceCommitResponse
+	(*StartPositionsRequest)(nil),     // 19: floe.plugin.v1.StartPositionsRequest
+	(*StartPositionsResponse)(nil),    // 20: floe.plugin.v1.StartPositionsResponse
+	(*PartitionsRevokedRequest)(nil),  // 21: floe.plugin.v1.PartitionsRevokedRequest
+	(*PartitionsRevokedResponse)(nil), // 22: floe.plugin.v1.PartitionsRevokedResponse
+	(*AdmitSchemaRequest)(nil),        // 23: floe.plugin.v1.AdmitSchemaRequest
+	(*AdmitSchemaResponse)(nil),       // 24: floe.plugin.v1.AdmitSchemaResponse
+	(*DeadLetter)(nil),                // 25: floe.plugin.v1.DeadLetter
+	(*Header)(nil),                    // 26: floe.plugin.v1.Header
+	(*DeadLetterRequest)(nil),         // 27: floe.plugin.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),        // 28: floe.plugin.v1.DeadLetterResponse
+	(*PartitionerOpenRequest)(nil),    // 29: floe.plugin.v1.PartitionerOpenRequest
+	(*PartitionerOpenResponse)(nil),   // 30: floe.plugin.v1.PartitionerOpenResponse
+	(*Columns)(nil),                   // 31: floe.plugin.v1.Columns
+	(*PartitionRequest)(nil),          // 32: floe.plugin.v1.PartitionRequest
+	(*PartitionResponse)(nil),         // 33: floe.plugin.v1.PartitionResponse
+	(*SinkOpenRequest)(nil),           // 34: floe.plugin.v1.SinkOpenRequest
+	(*OffsetsReset)(nil),              // 35: floe.plugin.v1.OffsetsReset
+	(*SinkOpenResponse)(nil),          // 36: floe.plugin.v1.SinkOpenResponse
+	(*FrontierRequest)(nil),           // 37: floe.plugin.v1.FrontierRequest
+	(*FrontierResponse)(nil),          // 38: floe.plugin.v1.FrontierResponse
+	(*PrepareSchemaRequest)(nil),      // 39: floe.plugin.v1.PrepareSchemaRequest
+	(*PrepareSchemaResponse)(nil),     // 40: floe.plugin.v1.PrepareSchemaResponse
+	(*WriteRequest)(nil),              // 41: floe.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),             // 42: floe.plugin.v1.WriteResponse
+	(*RejectedRecord)(nil),            // 43: floe.plugin.v1.RejectedRecord
+	(*FlushRequest)(nil),              // 44: floe.plugin.v1.FlushRequest
+	(*WriteResult)(nil),               // 45: floe.plugin.v1.WriteResult
+	(*FlushResponse)(nil),             // 46: floe.plugin.v1.FlushResponse
+	(*SinkCommitRequest)(nil),         // 47: floe.plugin.v1.SinkCommitRequest
+	(*TableCommit)(nil),               // 48: floe.plugin.v1.TableCommit
+	(*SinkCommitResponse)(nil),        // 49: floe.plugin.v1.SinkCommitResponse
+	(*MaintenanceOpenRequest)(nil),    // 50: floe.plugin.v1.MaintenanceOpenRequest
+	(*MaintenanceOpenResponse)(nil),   // 51: floe.plugin.v1.MaintenanceOpenResponse
+	(*CycleRequest)(nil),              // 52: floe.plugin.v1.CycleRequest
+	(*TaskRun)(nil),                   // 53: floe.plugin.v1.TaskRun
+	(*CycleResponse)(nil),             // 54: floe.plugin.v1.CycleResponse
+	(*TableHealth)(nil),               // 55: floe.plugin.v1.TableHealth
+	(*MaintenanceStatusRequest)(nil),  // 56: floe.plugin.v1.MaintenanceStatusRequest
+	(*MaintenanceStatusResponse)(nil), // 57: floe.plugin.v1.MaintenanceStatusResponse
+	(*CloseRequest)(nil),              // 58: floe.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),             // 59: floe.plugin.v1.CloseResponse
+	nil,                               // 60: floe.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                               // 61: floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	nil,                               // 62: floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	nil,                               // 63: floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	nil,                               // 64: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	nil,                               // 65: floe.plugin.v1.DeadLetter.HeadersEntry
+	nil,                               // 66: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	nil,                               // 67: floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	nil,                               // 68: floe.plugin.v1.OffsetsReset.PositionsEntry
+	nil,                               // 69: floe.plugin.v1.FrontierResponse.PositionsEntry
+	nil,                               // 70: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 }
 var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	4,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
@@ -4098,89 +4205,90 @@ var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
 	1,  // 3: floe.plugin.v1.Component.capabilities:type_name -> floe.plugin.v1.Capability
 	0,  // 4: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
-	59, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
+	60, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
 	8,  // 6: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
-	60, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	9,  // 8: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
-	61, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	62, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	63, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	10, // 12: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	64, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
-	25, // 14: floe.plugin.v1.DeadLetter.header_list:type_name -> floe.plugin.v1.Header
-	24, // 15: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
-	65, // 16: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	30, // 17: floe.plugin.v1.PartitionerOpenResponse.columns:type_name -> floe.plugin.v1.Columns
-	9,  // 18: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
-	66, // 19: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	34, // 20: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
-	67, // 21: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
-	68, // 22: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
-	10, // 23: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	9,  // 24: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
-	42, // 25: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
-	44, // 26: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
-	11, // 27: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
-	44, // 28: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
-	47, // 29: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
-	69, // 30: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
-	52, // 31: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	54, // 32: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	54, // 33: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	52, // 34: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	2,  // 35: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	6,  // 36: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	12, // 37: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	14, // 38: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	16, // 39: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	57, // 40: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	18, // 41: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	20, // 42: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	22, // 43: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	26, // 44: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	28, // 45: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	31, // 46: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	57, // 47: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	33, // 48: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	36, // 49: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	38, // 50: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	40, // 51: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	43, // 52: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	46, // 53: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	57, // 54: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	49, // 55: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	51, // 56: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	55, // 57: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	57, // 58: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	3,  // 59: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	7,  // 60: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	13, // 61: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	15, // 62: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	17, // 63: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	58, // 64: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	19, // 65: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	21, // 66: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	23, // 67: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	27, // 68: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	29, // 69: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	32, // 70: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	58, // 71: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	35, // 72: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	37, // 73: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	39, // 74: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	41, // 75: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	45, // 76: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	48, // 77: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	58, // 78: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	50, // 79: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	53, // 80: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	56, // 81: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	58, // 82: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	59, // [59:83] is the sub-list for method output_type
-	35, // [35:59] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	10, // 7: floe.plugin.v1.Batch.shared:type_name -> floe.plugin.v1.SharedRecords
+	61, // 8: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	9,  // 9: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
+	62, // 10: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	63, // 11: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	64, // 12: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	11, // 13: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	65, // 14: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
+	26, // 15: floe.plugin.v1.DeadLetter.header_list:type_name -> floe.plugin.v1.Header
+	25, // 16: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
+	66, // 17: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	31, // 18: floe.plugin.v1.PartitionerOpenResponse.columns:type_name -> floe.plugin.v1.Columns
+	9,  // 19: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
+	67, // 20: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	35, // 21: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
+	68, // 22: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
+	69, // 23: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
+	11, // 24: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	9,  // 25: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
+	43, // 26: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
+	45, // 27: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
+	12, // 28: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
+	45, // 29: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
+	48, // 30: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
+	70, // 31: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	53, // 32: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	55, // 33: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	55, // 34: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	53, // 35: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	2,  // 36: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	6,  // 37: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	13, // 38: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	15, // 39: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	17, // 40: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	58, // 41: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	19, // 42: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	21, // 43: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	23, // 44: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	27, // 45: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	29, // 46: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	32, // 47: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	58, // 48: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	34, // 49: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	37, // 50: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	39, // 51: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	41, // 52: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	44, // 53: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	47, // 54: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	58, // 55: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	50, // 56: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	52, // 57: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	56, // 58: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	58, // 59: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	3,  // 60: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	7,  // 61: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	14, // 62: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	16, // 63: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	18, // 64: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	59, // 65: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	20, // 66: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	22, // 67: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	24, // 68: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	28, // 69: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	30, // 70: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	33, // 71: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	59, // 72: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	36, // 73: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	38, // 74: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	40, // 75: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	42, // 76: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	46, // 77: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	49, // 78: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	59, // 79: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	51, // 80: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	54, // 81: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	57, // 82: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	59, // 83: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	60, // [60:84] is the sub-list for method output_type
+	36, // [36:60] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
@@ -4188,15 +4296,15 @@ func file_floe_plugin_v1_plugin_proto_init() {
 	if File_floe_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_floe_plugin_v1_plugin_proto_msgTypes[22].OneofWrappers = []any{}
 	file_floe_plugin_v1_plugin_proto_msgTypes[23].OneofWrappers = []any{}
+	file_floe_plugin_v1_plugin_proto_msgTypes[24].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_plugin_v1_plugin_proto_rawDesc), len(file_floe_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   68,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   6,
 		},
