@@ -9,6 +9,7 @@ import (
 
 	"github.com/floehq/floe/sdk/internal/arrowipc"
 	"github.com/floehq/floe/sdk/internal/pb"
+	"github.com/floehq/floe/sdk/internal/shm"
 )
 
 // This file converts wire messages to the author API's types (the plugin
@@ -41,10 +42,24 @@ func batchFromProto(b *pb.Batch, mem memory.Allocator) (Batch, error) {
 		SchemaID:  b.GetSchemaId(),
 		Skipped:   b.GetSkipped(),
 	}
-	if len(b.GetRecords()) == 0 {
+	data := b.GetRecords()
+	if sh := b.GetShared(); sh != nil {
+		// The host's descriptor stays open until this call returns; the
+		// bytes are read once, into memory the record may keep.
+		f, err := shm.Open(int(sh.GetPid()), int(sh.GetFd()), sh.GetSize())
+		if err != nil {
+			return Batch{}, fmt.Errorf("partition %s batch [%d, %d): %w", out.Partition, out.From, out.Next, err)
+		}
+		data, err = f.ReadAll()
+		_ = f.Close()
+		if err != nil {
+			return Batch{}, fmt.Errorf("partition %s batch [%d, %d): %w", out.Partition, out.From, out.Next, err)
+		}
+	}
+	if len(data) == 0 {
 		return out, nil
 	}
-	rec, err := arrowipc.DecodeRecordBatch(b.GetRecords(), mem)
+	rec, err := arrowipc.DecodeRecordBatch(data, mem)
 	if err != nil {
 		return Batch{}, fmt.Errorf("partition %s batch [%d, %d): %w", out.Partition, out.From, out.Next, err)
 	}

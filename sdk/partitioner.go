@@ -27,12 +27,30 @@ type PartitionerOpenRequest struct {
 // concurrent use.
 type PartitionerTask interface {
 	// Partition returns one writer index in [0, Writers) per record of
-	// batch, in record order. The batch is only valid during the call.
+	// batch, in record order. The batch is only valid during the call. A
+	// task implementing [PartitionerWithColumns] sees only its columns.
 	Partition(ctx context.Context, batch Batch) ([]uint32, error)
 	// Close releases the task. It runs only once no Partition is running:
 	// the SDK cancels the ctx of calls still in flight and waits for them
 	// to return. No other call follows.
 	Close(ctx context.Context) error
+}
+
+// PartitionerWithColumns is an optional extension: a partitioner that
+// reads only some columns names them, and the host sends it only those.
+// Most of a batch's bytes are values a partitioner never looks at; a
+// hash partitioner reads its key columns, a round-robin one none.
+//
+// Columns is called once, right after Open; the list holds for the task's
+// life. Each name is a top-level column of the batches (a value column or
+// a metadata column such as [ColumnKey]); for a nested path declare its
+// top-level column. Partition then receives every row of each batch but
+// only the declared columns the batch has, in the batch's column order: a
+// declared column a batch lacks is simply not there, and an empty list
+// gives batches of rows without columns. A partitioner that does not
+// implement it receives whole batches.
+type PartitionerWithColumns interface {
+	Columns() []string
 }
 
 // PartitionerWithLoad is an optional extension: a partitioner that tracks

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/floehq/floe/sdk/internal/pb"
 )
 
@@ -19,6 +22,9 @@ type partitionerServer struct {
 type partitionerEntry struct {
 	task  PartitionerTask
 	label string
+	// projected: the task declared its columns, so the host sends only
+	// those, and a batch of rows without any of them has no records.
+	projected bool
 	// calls keeps Close after the calls in flight.
 	calls calls
 }
@@ -58,7 +64,21 @@ func (ps *partitionerServer) Open(ctx context.Context, req *pb.PartitionerOpenRe
 		_ = safeClose(ctx, label, task.Close)
 		return nil, err
 	}
-	return &pb.PartitionerOpenResponse{Handle: ps.s.partitioners.add(&partitionerEntry{task: task, label: label})}, nil
+	resp := &pb.PartitionerOpenResponse{}
+	e := &partitionerEntry{task: task, label: label}
+	if pc, ok := task.(PartitionerWithColumns); ok {
+		names := pc.Columns()
+		for _, n := range names {
+			if n == "" {
+				_ = safeClose(ctx, label, task.Close)
+				return nil, fmt.Errorf("%s: Columns names an empty column", label)
+			}
+		}
+		resp.Columns = &pb.Columns{Names: names}
+		e.projected = true
+	}
+	resp.Handle = ps.s.partitioners.add(e)
+	return resp, nil
 }
 
 func (ps *partitionerServer) Partition(ctx context.Context, req *pb.PartitionRequest) (*pb.PartitionResponse, error) {
@@ -70,6 +90,11 @@ func (ps *partitionerServer) Partition(ctx context.Context, req *pb.PartitionReq
 	b, err := batchFromProto(req.GetBatch(), ps.s.mem)
 	if err != nil {
 		return nil, err
+	}
+	if b.Records == nil && e.projected && req.GetBatch().GetNumRecords() > 0 {
+		// None of the declared columns is in the batch: its rows still
+		// need a writer each.
+		b.Records = rowsOnly(req.GetBatch().GetNumRecords())
 	}
 	if b.Records == nil {
 		return &pb.PartitionResponse{}, nil
@@ -95,4 +120,9 @@ func (ps *partitionerServer) Close(ctx context.Context, req *pb.CloseRequest) (*
 		return nil, err
 	}
 	return &pb.CloseResponse{}, nil
+}
+
+// rowsOnly is a record batch of n rows and no columns.
+func rowsOnly(n int64) arrow.RecordBatch {
+	return array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, n)
 }

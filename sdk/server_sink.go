@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/floehq/floe/sdk/internal/pb"
+	"github.com/floehq/floe/sdk/internal/shm"
 )
 
 // sinkServer adapts the process's Sink components to the Sink service.
@@ -62,7 +63,10 @@ func (ss *sinkServer) Open(ctx context.Context, req *pb.SinkOpenRequest) (*pb.Si
 		_ = safeClose(ctx, label, task.Close)
 		return nil, err
 	}
-	return &pb.SinkOpenResponse{Handle: ss.s.sinks.add(&sinkEntry{task: task, label: label, writers: int(req.GetWriters())})}, nil
+	return &pb.SinkOpenResponse{
+		Handle:       ss.s.sinks.add(&sinkEntry{task: task, label: label, writers: int(req.GetWriters())}),
+		SharedMemory: shm.Supported(),
+	}, nil
 }
 
 func (ss *sinkServer) Frontier(ctx context.Context, req *pb.FrontierRequest) (*pb.FrontierResponse, error) {

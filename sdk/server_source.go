@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/floehq/floe/sdk/internal/handshake"
 	"github.com/floehq/floe/sdk/internal/pb"
+	"github.com/floehq/floe/sdk/internal/shm"
 )
 
 // sourceServer adapts the process's Source components to the Source
@@ -44,6 +46,11 @@ type sourceEntry struct {
 	seq  uint64
 	// eoi is set once the task returned ErrEndOfInput.
 	eoi bool
+	// shared: the host accepts batches in sealed memory files; files
+	// holds the file of each such batch until the host acknowledges the
+	// response that carried it (it opens its own descriptor on receipt).
+	shared bool
+	files  map[*pb.Batch]*shm.File
 }
 
 func (e *sourceEntry) inflight() *calls { return &e.calls }
@@ -56,8 +63,44 @@ func (e *sourceEntry) close(ctx context.Context, log *slog.Logger) error {
 		if e.conn != nil {
 			_ = e.conn.Close()
 		}
+		for b, f := range e.files {
+			_ = f.Close()
+			delete(e.files, b)
+		}
 		return err
 	})
+}
+
+// share moves the records of the batches into sealed memory files, so that
+// only handles travel. When a file cannot be made, the rest keep their
+// records: sharing saves copies, it is never needed.
+func (e *sourceEntry) share(batches []*pb.Batch, log *slog.Logger) {
+	for _, b := range batches {
+		if len(b.Records) == 0 {
+			continue
+		}
+		f, err := shm.Create("floe-batch", b.Records)
+		if err != nil {
+			// Out of memory files or locked down: the task sends bytes
+			// from now on.
+			log.Warn("sending batches as bytes: a shared memory file failed", "error", err)
+			e.shared = false
+			return
+		}
+		b.Shared = &pb.SharedRecords{Pid: int32(os.Getpid()), Fd: int32(f.Fd()), Size: f.Size()}
+		b.Records = nil
+		e.files[b] = f
+	}
+}
+
+// release closes the files of batches the host acknowledged.
+func (e *sourceEntry) release(batches []*pb.Batch) {
+	for _, b := range batches {
+		if f, ok := e.files[b]; ok {
+			_ = f.Close()
+			delete(e.files, b)
+		}
+	}
 }
 
 func (ss *sourceServer) Open(ctx context.Context, req *pb.SourceOpenRequest) (*pb.SourceOpenResponse, error) {
@@ -98,7 +141,8 @@ func (ss *sourceServer) Open(ctx context.Context, req *pb.SourceOpenRequest) (*p
 		_ = conn.Close()
 		return nil, errors.New("Open returned neither a task nor an error")
 	}
-	h := ss.s.sources.add(&sourceEntry{task: task, conn: conn, label: label})
+	h := ss.s.sources.add(&sourceEntry{task: task, conn: conn, label: label,
+		shared: req.GetSharedMemory() && shm.Supported(), files: map[*pb.Batch]*shm.File{}})
 	return &pb.SourceOpenResponse{Handle: h}, nil
 }
 
@@ -121,6 +165,8 @@ func (ss *sourceServer) Read(ctx context.Context, req *pb.SourceReadRequest) (*p
 		if req.GetAcked() < e.seq {
 			// The host never got the last response: send it again.
 			e.pending = slices.Concat(e.sent, e.pending)
+		} else {
+			e.release(e.sent)
 		}
 		e.sent = nil
 	}
@@ -143,6 +189,9 @@ func (ss *sourceServer) Read(ctx context.Context, req *pb.SourceReadRequest) (*p
 			}
 			if b.Records != nil {
 				b.Records.Release()
+			}
+			if e.shared {
+				e.share(enc, ss.s.log)
 			}
 			e.pending = append(e.pending, enc...)
 		}

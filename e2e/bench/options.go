@@ -78,6 +78,10 @@ type Options struct {
 	DistRebalances int           // joins and leaves (each) of a fourth worker
 	DistConnectors int           // connectors during the rebalances
 
+	// Worker holds worker config keys every floe run gets (for example
+	// plugin.transport.tls=true), beyond the harness's.
+	Worker map[string]string
+
 	// Profile runs perf on floe and its plugins (unstripped builds) during
 	// the second floe run of sections 1 and 2.
 	Profile        bool
@@ -148,6 +152,7 @@ func Defaults(repo string, quick bool) Options {
 		DistRebalances: 2,
 		DistConnectors: 4,
 
+		Worker:         map[string]string{},
 		ProfileSeconds: 15,
 		ResultsDir:     filepath.Join(repo, "bench-results"),
 	}

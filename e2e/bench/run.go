@@ -24,8 +24,8 @@ type FloeRun struct {
 }
 
 // StartRun starts floe standalone with conn and the watchers.
-func StartRun(t *T, env harness.Env, conn harness.Connector, metricEvery time.Duration) *FloeRun {
-	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
+func StartRun(t *T, env harness.Env, o Options, conn harness.Connector, metricEvery time.Duration) *FloeRun {
+	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}, Worker: o.Worker})
 	r := &FloeRun{F: f, Name: conn.Name, Started: time.Now()}
 	r.Procs = WatchProcs(f.PID(), 200*time.Millisecond)
 	r.Metrics = WatchMetrics(f.API, conn.Name, metricEvery)

@@ -166,7 +166,7 @@ func datagenFloeRun(t *T, env harness.Env, o Options, cfg map[string]string, mea
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
 	defer cancel()
 	name := harness.UniqueName("bench_datagen")
-	run := StartRun(t, env, harness.Connector{Name: name, Config: cfg}, 250*time.Millisecond)
+	run := StartRun(t, env, o, harness.Connector{Name: name, Config: cfg}, 250*time.Millisecond)
 	total := float64(o.DatagenRecords)
 	start, cpu0 := run.waitMetric(ctx, "the first commit", func(s MetricSample) bool { return s.Commits >= 1 })
 	var prof string

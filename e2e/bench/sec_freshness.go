@@ -156,7 +156,7 @@ func freshnessRun(t *T, env harness.Env, o Options, rate float64, interval, d ti
 	const table = "bench.fresh"
 	conn := kafkaConnector(env, o, topic, table, 2, interval)
 	maps.Copy(conn.Config, freshMaintenance)
-	run := StartRun(t, env, conn, 100*time.Millisecond)
+	run := StartRun(t, env, o, conn, 100*time.Millisecond)
 	run.WaitRunning(ctx)
 
 	pc := &pacer{Gen: g, SchemaID: id, Partitions: int64(o.KafkaPartitions), Rate: rate, For: d, StampEvery: 1000}

@@ -124,7 +124,7 @@ func kafkaFloeRun(t *T, env harness.Env, o Options, kt kafkaTopic, profile bool)
 	defer cancel()
 	const tasks = 2
 	conn := kafkaConnector(env, o, kt.Name, "bench.kafka_events", tasks, o.CommitInterval)
-	run := StartRun(t, env, conn, 200*time.Millisecond)
+	run := StartRun(t, env, o, conn, 200*time.Millisecond)
 	total := float64(kt.Records)
 	start, cpu0 := run.waitMetric(ctx, "the first records", func(s MetricSample) bool { return s.RecordsIn > 0 })
 	var prof string

@@ -144,7 +144,7 @@ func lakeRun(t *T, env harness.Env, o Options, rate float64, c lakeCatalog) lake
 	if c.s3 {
 		s3From, restFrom = env.Lake.S3LogSize(t), env.Lake.RESTLogSize(t)
 	}
-	run := StartRun(t, env, conn, 100*time.Millisecond)
+	run := StartRun(t, env, o, conn, 100*time.Millisecond)
 	run.WaitRunning(ctx)
 
 	pc := &pacer{Gen: g, SchemaID: id, Partitions: int64(o.KafkaPartitions), Rate: rate, For: o.LakeDuration, StampEvery: 100}

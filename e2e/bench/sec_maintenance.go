@@ -336,7 +336,7 @@ func maintenanceRun(t *T, env harness.Env, o Options, with bool) maintRun {
 		prefix = "bench_maint"
 	}
 	conn := harness.Connector{Name: harness.UniqueName(prefix), Config: cfg}
-	run := StartRun(t, env, conn, 500*time.Millisecond)
+	run := StartRun(t, env, o, conn, 500*time.Millisecond)
 	res := maintRun{With: with, DataDir: run.F.DataDir, WorkerFile: run.F.WorkerFile, Conn: conn}
 	first, cpu0 := run.waitMetric(ctx, "the first commit", func(s MetricSample) bool { return s.Commits >= 1 })
 	cat, err := OpenEmbedded(ctx, run.F.DataDir)

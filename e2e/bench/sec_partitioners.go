@@ -112,7 +112,7 @@ func partitionerRun(t *T, env harness.Env, o Options, partitioner string) partRu
 		"iceberg.tables.default-partition-by": o.PartitionBy,
 	})
 	name := harness.UniqueName("bench_part_" + strings.ReplaceAll(partitioner, "-", "_"))
-	run := StartRun(t, env, harness.Connector{Name: name, Config: cfg}, 250*time.Millisecond)
+	run := StartRun(t, env, o, harness.Connector{Name: name, Config: cfg}, 250*time.Millisecond)
 	first, cpu0 := run.waitMetric(ctx, "the first commit", func(s MetricSample) bool { return s.Commits >= 1 })
 	var maxes, mins []float64
 	var last []float64

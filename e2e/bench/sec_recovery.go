@@ -123,7 +123,7 @@ func Recovery(t *T, o Options, rep *Report) {
 			conn.Config[k] = v
 		}
 	}
-	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
+	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}, Worker: o.Worker})
 	f.WaitStatus(ctx, conn.Name, "connector RUNNING", false, harness.ConnectorStatus.Running)
 
 	parts := o.KafkaPartitions

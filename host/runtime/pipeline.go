@@ -147,7 +147,7 @@ func (s *session) advance(task int, b client.Batch, received time.Time) {
 	}
 	s.accepted[b.Partition] = b.Next
 	s.owner[b.Partition] = task
-	s.epochBytes += int64(len(b.IPC))
+	s.epochBytes += b.Size()
 	s.epochRecords += b.NumRecords
 	if s.epochOldest.IsZero() || received.Before(s.epochOldest) {
 		s.epochOldest = received

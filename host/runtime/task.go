@@ -202,7 +202,7 @@ func (r *taskRunner) run() {
 		now := time.Now()
 		for _, b := range res.Batches {
 			c.progress.recordsIn.Add(b.NumRecords)
-			c.metrics.RecordsIn(r.idx, b.NumRecords, int64(len(b.IPC)))
+			c.metrics.RecordsIn(r.idx, b.NumRecords, b.Size())
 		}
 		c.endRead(r.idx)
 		for _, b := range res.Batches {
@@ -365,6 +365,8 @@ func (r *taskRunner) write() {
 				r.fail(err)
 			}
 		}
+		// Written, dropped or abandoned: its shared memory, if any, goes.
+		it.batch.Release()
 		s.c.metrics.BatchesInFlight(r.idx, -1)
 		<-r.slots
 	}

@@ -26,6 +26,13 @@ const (
 	KeyWorkerID        = "worker.id"
 	KeyLogLevel        = "log.level"
 	KeyShutdownTimeout = "task.shutdown.graceful.timeout.ms"
+	// KeyPluginTLS turns go-plugin's AutoMTLS on for the connections to
+	// plugin processes (docs/architecture.md, "Plugin transport").
+	KeyPluginTLS = "plugin.transport.tls"
+	// KeyPluginSharedMemory moves batches between plugin processes in
+	// sealed memory files (docs/architecture.md, "Batches in shared
+	// memory").
+	KeyPluginSharedMemory = "plugin.transport.shared.memory"
 	// The REST API's safety settings (docs/security.md): PEM certificate
 	// and key of https listeners (named after Connect's
 	// listeners.https.ssl.*), and the files of accepted credentials.
@@ -42,12 +49,18 @@ const (
 	DefaultDataDir         = "./data"
 	DefaultLogLevel        = "info"
 	DefaultShutdownTimeout = 60 * time.Second
+	// DefaultPluginTLS: plugin processes are floe's own children on Unix
+	// sockets only floe's user may reach; encrypting them bought nothing
+	// and cost CPU (docs/architecture.md, "Plugin transport").
+	DefaultPluginTLS = false
+	// DefaultPluginSharedMemory: batches skip the host's copies.
+	DefaultPluginSharedMemory = true
 )
 
 // workerKeys lists every accepted key, for the unknown-key check.
 func workerKeys() []string {
 	return []string{KeyListeners, KeyPluginPath, KeyDataDir, KeyConfigDir, KeyWorkerID, KeyLogLevel, KeyShutdownTimeout,
-		KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
+		KeyPluginTLS, KeyPluginSharedMemory, KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
 }
 
 // Config is a worker's config.
@@ -71,6 +84,13 @@ type Config struct {
 	// ShutdownTimeout bounds the final checkpoints at shutdown
 	// (task.shutdown.graceful.timeout.ms).
 	ShutdownTimeout time.Duration
+	// PluginTLS wraps the gRPC connections to plugin processes in
+	// go-plugin's AutoMTLS (plugin.transport.tls).
+	PluginTLS bool
+	// PluginSharedMemory moves batches from sources to sinks in sealed
+	// memory files, only handles through the host
+	// (plugin.transport.shared.memory).
+	PluginSharedMemory bool
 	// TLSCert and TLSKey are the PEM files of https listeners.
 	TLSCert, TLSKey string
 	// RESTBasicFile holds the REST API's users ("user: password" lines)
@@ -130,17 +150,19 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		return def
 	}
 	c := Config{
-		File:            file,
-		Listeners:       splitList(get(KeyListeners, DefaultListeners)),
-		PluginPath:      splitList(get(KeyPluginPath, DefaultPluginPath)),
-		DataDir:         get(KeyDataDir, DefaultDataDir),
-		ConfigDir:       get(KeyConfigDir, ""),
-		LogLevel:        strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
-		ShutdownTimeout: DefaultShutdownTimeout,
-		TLSCert:         get(KeyTLSCert, ""),
-		TLSKey:          get(KeyTLSKey, ""),
-		RESTBasicFile:   get(KeyRESTBasicFile, ""),
-		RESTBearerFile:  get(KeyRESTBearerFile, ""),
+		File:               file,
+		Listeners:          splitList(get(KeyListeners, DefaultListeners)),
+		PluginPath:         splitList(get(KeyPluginPath, DefaultPluginPath)),
+		DataDir:            get(KeyDataDir, DefaultDataDir),
+		ConfigDir:          get(KeyConfigDir, ""),
+		LogLevel:           strings.ToLower(get(KeyLogLevel, DefaultLogLevel)),
+		ShutdownTimeout:    DefaultShutdownTimeout,
+		PluginTLS:          DefaultPluginTLS,
+		PluginSharedMemory: DefaultPluginSharedMemory,
+		TLSCert:            get(KeyTLSCert, ""),
+		TLSKey:             get(KeyTLSKey, ""),
+		RESTBasicFile:      get(KeyRESTBasicFile, ""),
+		RESTBearerFile:     get(KeyRESTBearerFile, ""),
 	}
 	ps, err := providers.FromWorkerConfig(raw)
 	if err != nil {
@@ -175,6 +197,15 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 			return Config{}, fmt.Errorf("worker config %s: %s: %q is not a positive number of milliseconds", file, KeyShutdownTimeout, v)
 		}
 		c.ShutdownTimeout = time.Duration(ms) * time.Millisecond
+	}
+	for key, dst := range map[string]*bool{KeyPluginTLS: &c.PluginTLS, KeyPluginSharedMemory: &c.PluginSharedMemory} {
+		if v := strings.TrimSpace(raw[key]); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return Config{}, fmt.Errorf("worker config %s: %s: %q is not true or false", file, key, v)
+			}
+			*dst = b
+		}
 	}
 	// Plugins get the data dir in their config and may run elsewhere:
 	// resolve it against floe's working directory once, here.

@@ -22,15 +22,16 @@ import (
 // "gen" emitting gen.count records per task, the partitioner "hash", a
 // sink "tbl" keeping its frontier in memory, and maintenance "upkeep".
 type fakePlugins struct {
-	mu       sync.Mutex
-	frontier map[string]int64
-	ckpt     uint64
-	rows     int64
-	sinkCfgs []map[string]string
-	resets   []*sdk.OffsetsReset // each sink Open's OffsetsReset
-	live     atomic.Int64
-	starts   atomic.Int64
-	hideSink bool // pretend the sink plugin was uninstalled
+	mu        sync.Mutex
+	frontier  map[string]int64
+	ckpt      uint64
+	rows      int64
+	sinkCfgs  []map[string]string
+	resets    []*sdk.OffsetsReset // each sink Open's OffsetsReset
+	live      atomic.Int64
+	starts    atomic.Int64
+	tlsStarts atomic.Int64 // starts asked for plugin.transport.tls
+	hideSink  bool         // pretend the sink plugin was uninstalled
 	// failTask makes the Reads of that source task fail (-1: none).
 	failTask atomic.Int64
 	// failPermanent marks those failures sdk.Permanent; failCommit makes
@@ -86,12 +87,15 @@ func (f *fakePlugins) Components() []client.Component {
 	return comps
 }
 
-func (f *fakePlugins) Start(_ context.Context, kind sdk.Kind, name string, _ client.StartOptions) (runtime.Process, error) {
+func (f *fakePlugins) Start(_ context.Context, kind sdk.Kind, name string, opts client.StartOptions) (runtime.Process, error) {
 	if _, ok := findComponent(f.Components(), kind, name); !ok {
 		return nil, fmt.Errorf("unknown %s plugin %q", kind, name)
 	}
 	f.live.Add(1)
 	f.starts.Add(1)
+	if opts.TLS {
+		f.tlsStarts.Add(1)
+	}
 	return &fakeProc{f: f, exited: make(chan struct{})}, nil
 }
 

@@ -37,3 +37,19 @@ func (p registryPlugins) Start(ctx context.Context, kind sdk.Kind, name string, 
 	}
 	return runtime.WrapProcess(proc), nil
 }
+
+// withTransport makes every process p starts speak the worker's plugin
+// transport (plugin.transport.tls, plugin.transport.shared.memory).
+func withTransport(p Plugins, cfg Config) Plugins {
+	return transportPlugins{Plugins: p, tls: cfg.PluginTLS, shared: cfg.PluginSharedMemory}
+}
+
+type transportPlugins struct {
+	Plugins
+	tls, shared bool
+}
+
+func (p transportPlugins) Start(ctx context.Context, kind sdk.Kind, name string, opts client.StartOptions) (runtime.Process, error) {
+	opts.TLS, opts.SharedMemory = p.tls, p.shared
+	return p.Plugins.Start(ctx, kind, name, opts)
+}

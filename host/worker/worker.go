@@ -183,7 +183,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	}
 	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
 	w := &Worker{
-		cfg: cfg, plugins: deps.Plugins, logger: logger, deps: deps,
+		cfg: cfg, plugins: withTransport(deps.Plugins, cfg), logger: logger, deps: deps,
 		configs: stores.Configs, statuses: stores.Statuses, offsets: stores.Offsets,
 		metrics: metrics.New(), conns: map[string]*conn{},
 		life: life, endLife: endLife,

@@ -555,8 +555,14 @@ func TestConfig(t *testing.T) {
 	}
 	if len(c.Listeners) != 1 || c.Listeners[0] != DefaultListeners || c.WorkerID != "127.0.0.1:8083" ||
 		strings.Join(c.PluginPath, "|") != "a|b" || c.DataDir != "/d" || c.ConfigDir != "/c" || c.LogLevel != "info" ||
-		c.ShutdownTimeout != DefaultShutdownTimeout {
+		c.ShutdownTimeout != DefaultShutdownTimeout || c.PluginTLS != DefaultPluginTLS {
 		t.Fatalf("%+v", c)
+	}
+	if c, err := ParseConfig([]byte(`{"plugin.transport.tls": "true"}`), "w.json"); err != nil || !c.PluginTLS {
+		t.Fatalf("plugin.transport.tls=true: %+v %v", c, err)
+	}
+	if !c.PluginSharedMemory {
+		t.Fatalf("shared memory default: %+v", c)
 	}
 	c, _ = ParseConfig([]byte(`{}`), "w.json")
 	wantDir, _ := filepath.Abs(DefaultDataDir)
@@ -567,7 +573,7 @@ func TestConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "w.json") || !strings.Contains(err.Error(), `"plugin.paht"`) || !strings.Contains(err.Error(), `did you mean "plugin.path"`) {
 		t.Fatalf("unknown key: %v", err)
 	}
-	for _, bad := range []string{`{"listeners": "localhost"}`, `{"log.level": "loud"}`, `{"task.shutdown.graceful.timeout.ms": "-1"}`, `{"data.dir": 3}`} {
+	for _, bad := range []string{`{"listeners": "localhost"}`, `{"log.level": "loud"}`, `{"task.shutdown.graceful.timeout.ms": "-1"}`, `{"data.dir": 3}`, `{"plugin.transport.tls": "maybe"}`, `{"plugin.transport.shared.memory": "maybe"}`} {
 		if _, err := ParseConfig([]byte(bad), "w.json"); err == nil || !strings.Contains(err.Error(), "w.json") {
 			t.Errorf("%s: %v", bad, err)
 		}
@@ -812,4 +818,35 @@ func TestPutOfTheSameConfigRestartsNothing(t *testing.T) {
 		t.Fatal("a changed config restarted nothing")
 	}
 	waitFor(t, "running after the change", running(w, "c", 2))
+}
+
+// TestPluginTransport: plugin.transport.tls reaches every plugin process
+// the worker starts, and its absence starts them without TLS.
+func TestPluginTransport(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		fp := newFakePlugins()
+		w, err := New(context.Background(), Config{DataDir: t.TempDir(), WorkerID: "w1", PluginTLS: tls}, Deps{
+			Plugins: fp,
+			Tuning:  runtime.Tuning{ReadPoll: 10 * time.Millisecond, CloseTimeout: time.Second},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := baseConfig()
+		cfg["gen.count"] = "0"
+		if _, err := w.CreateConnector(context.Background(), "c", cfg, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "running", running(w, "c", 2))
+		starts, withTLS := fp.starts.Load(), fp.tlsStarts.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = w.Close(ctx)
+		cancel()
+		if starts == 0 {
+			t.Fatalf("tls=%v: no process started", tls)
+		}
+		if want := map[bool]int64{false: 0, true: starts}[tls]; withTLS != want {
+			t.Errorf("plugin.transport.tls=%v: %d of %d starts asked for TLS, want %d", tls, withTLS, starts, want)
+		}
+	}
 }

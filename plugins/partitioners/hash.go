@@ -105,6 +105,10 @@ func (t *hashTask) byKey(bd *binding, rec arrow.RecordBatch, out []uint32) {
 	t.keys.release(s)
 }
 
+// Columns says Partition reads only the key spec's columns (see
+// sdk.PartitionerWithColumns): the host sends nothing else.
+func (t *hashTask) Columns() []string { return t.keys.columns() }
+
 // Load reports per-writer load relative to an even share (see
 // sdk.PartitionerWithLoad); far above 1.0 on one writer means skewed keys,
 // which the skew-aware partitioner handles.

@@ -458,3 +458,30 @@ func TestHashGoldenSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestColumns: each partitioner declares only the columns its key spec
+// reads (sdk.PartitionerWithColumns), so the host sends nothing else; a
+// dotted path declares every prefix, any of which may be the column.
+func TestColumns(t *testing.T) {
+	for _, tc := range []struct {
+		component string
+		config    map[string]string
+		want      []string
+	}{
+		{"hash", nil, []string{"__key"}},
+		{"hash", map[string]string{keyFields: "customer_id, region"}, []string{"customer_id", "region"}},
+		{"hash", map[string]string{keyDefaultPartitionBy: "day(ts), bucket(16, id), identity(ts)"}, []string{"ts", "id"}},
+		{"hash", map[string]string{keyFields: "address.city.name"}, []string{"address", "address.city", "address.city.name"}},
+		{"skew-aware", map[string]string{keyDefaultPartitionBy: "hour(ts)"}, []string{"ts"}},
+		{"roundrobin", nil, nil},
+	} {
+		task := open(t, tc.component, 4, tc.config)
+		cols, ok := task.(sdk.PartitionerWithColumns)
+		if !ok {
+			t.Fatalf("%s %v: declares no columns", tc.component, tc.config)
+		}
+		if got := cols.Columns(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %v: Columns() = %q, want %q", tc.component, tc.config, got, tc.want)
+		}
+	}
+}

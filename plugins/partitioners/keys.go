@@ -2,6 +2,7 @@ package partitioners
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,28 @@ func newKeyer(who string, spec keySpec, writers int) *keyer {
 		who:   who,
 		route: router{w: uint32(writers), mod: newModulus(uint32(writers)), aligned: spec.bucket >= 0},
 	}
+}
+
+// columns lists the top-level columns the key spec can read, for
+// sdk.PartitionerWithColumns: each term's column, and for a dotted path
+// every prefix too, since "a.b.c" may name a column "a" or "a.b" with
+// nested fields as well as a column "a.b.c" (see resolveIn).
+func (k *keyer) columns() []string {
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, t := range k.spec.terms {
+		for i := range len(t.path) {
+			if t.path[i] == '.' {
+				add(t.path[:i])
+			}
+		}
+		add(t.path)
+	}
+	return out
 }
 
 // router maps a key to its home writer.

@@ -38,6 +38,10 @@ func (t *roundRobinTask) Partition(ctx context.Context, b sdk.Batch) ([]uint32, 
 	return out, nil
 }
 
+// Columns says Partition reads no column at all (see
+// sdk.PartitionerWithColumns): the host sends only the row count.
+func (t *roundRobinTask) Columns() []string { return nil }
+
 // Load reports per-writer load relative to an even share (see
 // sdk.PartitionerWithLoad).
 func (t *roundRobinTask) Load() []float64 { return t.load.Load() }

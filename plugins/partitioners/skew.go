@@ -236,6 +236,10 @@ func (t *skewTask) merge(sc *skewScratch, n int) *hotSet {
 	return hs
 }
 
+// Columns says Partition reads only the key spec's columns, as hash's (see
+// sdk.PartitionerWithColumns).
+func (t *skewTask) Columns() []string { return t.keys.columns() }
+
 // Load reports each writer's share of the recent records relative to a
 // fair share (1.0 = even); see sdk.PartitionerWithLoad.
 func (t *skewTask) Load() []float64 {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floehq/floe/sdk/internal/arrowipc"
+	"github.com/floehq/floe/sdk/internal/shm"
 )
 
 // Batch is a batch in wire form.
@@ -18,21 +19,84 @@ type Batch struct {
 	NumRecords int64
 	Skipped    int64
 	// IPC is an Arrow IPC stream holding one record batch. It is empty when
-	// the batch carries no rows (every record in [From, Next) was skipped).
+	// the batch carries no rows (every record in [From, Next) was skipped),
+	// and when the stream is in shared memory instead (see Shared).
 	IPC []byte
+
+	// shared holds the stream when the source sent it in a sealed memory
+	// file: this process's own descriptor of it, until Release.
+	shared *shm.File
+}
+
+// Shared reports whether the batch's stream is in shared memory (a source
+// with shared memory sent it so): it then costs this process no copy, and
+// Release frees it.
+func (b Batch) Shared() bool { return b.shared != nil }
+
+// Size is the length of the batch's IPC stream, wherever it is.
+func (b Batch) Size() int64 {
+	if b.shared != nil {
+		return b.shared.Size()
+	}
+	return int64(len(b.IPC))
+}
+
+// HasRows reports whether the batch carries any rows.
+func (b Batch) HasRows() bool { return b.Size() > 0 }
+
+// Release frees the shared memory of a batch that is done with: written,
+// dropped, or replaced. It does nothing for other batches, and may be
+// called more than once, on any copy of the batch. A batch not released
+// is freed by the garbage collector eventually.
+func (b Batch) Release() {
+	if b.shared != nil {
+		_ = b.shared.Close()
+	}
 }
 
 // Decode reads the record batch; the caller releases it. A nil mem uses
 // Go's allocator. A batch without rows is an error.
 func (b Batch) Decode(mem memory.Allocator) (arrow.RecordBatch, error) {
-	if len(b.IPC) == 0 {
+	if !b.HasRows() {
 		return nil, fmt.Errorf("batch of partition %s [%d, %d) carries no rows (%d skipped)", b.Partition, b.From, b.Next, b.Skipped)
 	}
-	rec, err := arrowipc.DecodeRecordBatch(b.IPC, mem)
+	data, err := b.bytes()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := arrowipc.DecodeRecordBatch(data, mem)
 	if err != nil {
 		return nil, fmt.Errorf("batch of partition %s [%d, %d): %w", b.Partition, b.From, b.Next, err)
 	}
 	return rec, nil
+}
+
+// bytes returns the IPC stream as bytes of this process: IPC, or a copy of
+// the shared memory.
+func (b Batch) bytes() ([]byte, error) {
+	if b.shared == nil {
+		return b.IPC, nil
+	}
+	data, err := b.shared.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("batch of partition %s [%d, %d): %w", b.Partition, b.From, b.Next, err)
+	}
+	return data, nil
+}
+
+// mapped calls fn with the IPC stream, mapped read-only when it is in
+// shared memory (so fn's reads touch only the pages they need); the bytes
+// are valid only during fn.
+func (b Batch) mapped(fn func([]byte) error) error {
+	if b.shared == nil {
+		return fn(b.IPC)
+	}
+	data, unmap, err := b.shared.Map()
+	if err != nil {
+		return fmt.Errorf("batch of partition %s [%d, %d): %w", b.Partition, b.From, b.Next, err)
+	}
+	defer unmap()
+	return fn(data)
 }
 
 // EncodeBatch puts an Arrow record batch in wire form, for hosts and tests
@@ -75,4 +139,24 @@ func EncodeSchema(id int64, as *arrow.Schema) (Schema, error) {
 		return Schema{}, fmt.Errorf("schema %d: %w", id, err)
 	}
 	return Schema{ID: id, ArrowIPC: ipc}, nil
+}
+
+// SharedMemorySupported reports whether batches can travel in shared
+// memory on this system (Linux, with memfd).
+func SharedMemorySupported() bool { return shm.Supported() }
+
+// ShareBatch returns b with its IPC stream moved into a sealed memory
+// file, as a source with shared memory sends it, for conformance kits and
+// tests that make their own batches; Release frees it. A batch without
+// rows is returned as is.
+func ShareBatch(b Batch) (Batch, error) {
+	if b.shared != nil || len(b.IPC) == 0 {
+		return b, nil
+	}
+	f, err := shm.Create("floe-batch", b.IPC)
+	if err != nil {
+		return Batch{}, fmt.Errorf("batch of partition %s [%d, %d): %w", b.Partition, b.From, b.Next, err)
+	}
+	b.IPC, b.shared = nil, f
+	return b, nil
 }

@@ -68,9 +68,10 @@ func benchRecord() arrow.RecordBatch {
 // BenchmarkSourceRead moves batches of 5,000 records of ~200 bytes from a
 // source over real go-plugin gRPC, one batch per Read, and reports records/s
 // and payload MB/s. InProcess serves the source from this process over a
-// unix socket; Binary starts testdata/testplugin (a separate process, with
-// AutoMTLS) whose source hands out one prebuilt batch too, and BinaryBuild
-// has that source build every batch anew, as a real source does.
+// unix socket; Binary starts testdata/testplugin (a separate process,
+// plain or with AutoMTLS) whose source hands out one prebuilt batch too,
+// and BinaryBuild has that source build every batch anew, as a real source
+// does.
 func BenchmarkSourceRead(b *testing.B) {
 	b.Run("InProcess", func(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -88,22 +89,28 @@ func BenchmarkSourceRead(b *testing.B) {
 		defer p.Kill()
 		runReadBench(b, p, "bench", nil)
 	})
-	b.Run("Binary", func(b *testing.B) {
-		p, err := client.Start(context.Background(), client.StartOptions{Path: testPlugin})
-		if err != nil {
-			b.Fatal(err)
+	for _, tls := range []bool{false, true} {
+		transport := "plain"
+		if tls {
+			transport = "tls"
 		}
-		defer p.Kill()
-		runReadBench(b, p, "counter", map[string]string{"batch.records": "5000", "record.bytes": "200", "reuse": "true"})
-	})
-	b.Run("BinaryBuild", func(b *testing.B) {
-		p, err := client.Start(context.Background(), client.StartOptions{Path: testPlugin})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer p.Kill()
-		runReadBench(b, p, "counter", map[string]string{"batch.records": "5000", "record.bytes": "200"})
-	})
+		b.Run("Binary/"+transport, func(b *testing.B) {
+			p, err := client.Start(context.Background(), client.StartOptions{Path: testPlugin, TLS: tls})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Kill()
+			runReadBench(b, p, "counter", map[string]string{"batch.records": "5000", "record.bytes": "200", "reuse": "true"})
+		})
+		b.Run("BinaryBuild/"+transport, func(b *testing.B) {
+			p, err := client.Start(context.Background(), client.StartOptions{Path: testPlugin, TLS: tls})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Kill()
+			runReadBench(b, p, "counter", map[string]string{"batch.records": "5000", "record.bytes": "200"})
+		})
+	}
 }
 
 func runReadBench(b *testing.B, p *client.Process, component string, config map[string]string) {

@@ -1,10 +1,12 @@
 package client
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/internal/pb"
+	"github.com/floehq/floe/sdk/internal/shm"
 )
 
 // This file converts between wire messages and the host's types. The plugin
@@ -70,8 +72,11 @@ func componentFromProto(c *pb.Component, sdkVersion string) Component {
 	return out
 }
 
-func batchFromProto(b *pb.Batch) Batch {
-	return Batch{
+// batchFromProto reads a batch a plugin sent. A batch in shared memory is
+// opened at once, giving this process its own descriptor: the plugin may
+// close its one as soon as it knows the response arrived.
+func batchFromProto(b *pb.Batch) (Batch, error) {
+	out := Batch{
 		Partition:  b.GetPartition(),
 		From:       b.GetFromOffset(),
 		Next:       b.GetNextOffset(),
@@ -80,6 +85,14 @@ func batchFromProto(b *pb.Batch) Batch {
 		Skipped:    b.GetSkipped(),
 		IPC:        b.GetRecords(),
 	}
+	if sh := b.GetShared(); sh != nil {
+		f, err := shm.Open(int(sh.GetPid()), int(sh.GetFd()), sh.GetSize())
+		if err != nil {
+			return Batch{}, fmt.Errorf("batch of partition %s [%d, %d): %w", out.Partition, out.From, out.Next, err)
+		}
+		out.shared = f
+	}
+	return out, nil
 }
 
 func batchToProto(b Batch) *pb.Batch {

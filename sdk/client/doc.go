@@ -5,9 +5,12 @@
 // # Starting a plugin
 //
 // [Start] launches a binary found by the registry (host/registry) and
-// completes go-plugin's handshake: magic cookie, protocol version 2, gRPC,
-// AutoMTLS, and the binary's SHA-256 checked against the one the registry
-// recorded. Start's errors name the binary and say what to do about it:
+// completes go-plugin's handshake: magic cookie, protocol version 2, gRPC
+// on a Unix socket in a directory of the process's own (with AutoMTLS when
+// [StartOptions.TLS] asks), and the binary's SHA-256 checked against the
+// one the registry recorded. With [StartOptions.SharedMemory], batches
+// travel in sealed memory files and only handles cross gRPC ([Batch.Shared];
+// release a batch when done with it). Start's errors name the binary and say what to do about it:
 // missing, not executable, exited before the handshake (with the last lines
 // it wrote), speaking another protocol version, or changed since the scan.
 // [Attach] connects to a server running inside the calling process

@@ -48,6 +48,20 @@ type StartOptions struct {
 	// StartTimeout bounds the handshake; 0 means 30 s or ctx's deadline,
 	// whichever comes first.
 	StartTimeout time.Duration
+	// TLS wraps the connection to the process in go-plugin's AutoMTLS: a
+	// fresh certificate for each end, both checked. Without it the
+	// connection is plain gRPC. Either way the process listens on a Unix
+	// socket in a directory of its own that only this user may enter,
+	// and the binary's checksum is verified. docs/architecture.md
+	// ("Plugin transport") weighs the two; the worker's
+	// plugin.transport.tls chooses.
+	TLS bool
+	// SharedMemory moves batches from the process's sources, and to its
+	// sinks, in sealed memory files (Linux memfd) instead of through gRPC:
+	// only a handle travels, and this process never copies the bytes
+	// (docs/architecture.md, "Batches in shared memory"). A plugin built
+	// with an SDK before it, or a system without memfd, sends bytes.
+	SharedMemory bool
 }
 
 // tailLines is how many of the plugin's last stderr lines ExitReason shows.
@@ -68,6 +82,13 @@ type Process struct {
 	pc  *plugin.Client // nil when attached
 	cmd *exec.Cmd      // nil when attached
 	rpc plugin.ClientProtocol
+	// sockDir holds the process's socket; removed once it exited.
+	sockDir string
+	// shared: batches may travel in shared memory (StartOptions.
+	// SharedMemory); sharedFailed is set once opening one failed, and new
+	// source tasks then ask for bytes.
+	shared       bool
+	sharedFailed atomic.Bool
 
 	conn   *grpc.ClientConn
 	broker *plugin.GRPCBroker
@@ -101,8 +122,16 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 	}
 	logger := newPluginLogger(opts.Logger, opts.Labels)
 	t := newTail(tailLines)
+	// The plugin's socket goes in a directory only this user may enter
+	// (go-plugin would put it straight in TMPDIR), so no other user can
+	// connect to it, with TLS or without.
+	sockDir, err := os.MkdirTemp("", "floe-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: make its socket directory: %w", opts.Path, err)
+	}
 	cmd := exec.Command(opts.Path)
 	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockDir)
 	dieWithHost(cmd)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config(),
@@ -110,7 +139,7 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 		Cmd:              cmd,
 		SkipHostEnv:      true, // the environment is in cmd.Env already, with opts.Env winning
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
+		AutoMTLS:         opts.TLS,
 		Logger:           logger,
 		Stderr:           t,
 		SyncStderr:       &lineWriter{tail: t, log: logger.With("stream", "stderr")},
@@ -138,24 +167,26 @@ func Start(ctx context.Context, opts StartOptions) (*Process, error) {
 	case <-ctx.Done():
 		// go-plugin's handshake cannot be interrupted; end the process as
 		// soon as it returns.
-		go func() { <-ch; pc.Kill() }()
+		go func() { <-ch; pc.Kill(); _ = os.RemoveAll(sockDir) }()
 		return nil, fmt.Errorf("plugin %s: start: %w", opts.Path, ctx.Err())
 	}
 	if s.err != nil {
 		err := startError(opts.Path, s.err, pc, cmd, t)
 		pc.Kill()
+		_ = os.RemoveAll(sockDir)
 		return nil, err
 	}
 	p, err := newProcess(opts.Path, s.rpc)
 	if err != nil {
 		pc.Kill()
+		_ = os.RemoveAll(sockDir)
 		return nil, fmt.Errorf("plugin %s: %w", opts.Path, err)
 	}
-	p.pc, p.cmd, p.tail = pc, cmd, t
+	p.pc, p.cmd, p.tail, p.sockDir, p.shared = pc, cmd, t, sockDir, opts.SharedMemory
 	p.pid = cmd.Process.Pid
 	if opts.Nice != 0 {
 		if err := setNice(p.pid, opts.Nice); err != nil {
-			pc.Kill()
+			p.Kill()
 			hint := ""
 			if opts.Nice < 0 {
 				hint = " (a negative niceness needs CAP_SYS_NICE; use 0 or a positive value)"
@@ -179,6 +210,9 @@ type AttachOptions struct {
 	// [StartOptions]). Nil discards them.
 	Logger *slog.Logger
 	Labels []any
+	// SharedMemory is [StartOptions.SharedMemory]: batches between the
+	// server and this client travel in shared memory files.
+	SharedMemory bool
 }
 
 // Attach connects to a plugin server running inside the calling process
@@ -221,6 +255,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Process, error) {
 	}
 	p.pid = os.Getpid()
 	p.tail = newTail(tailLines)
+	p.shared = opts.SharedMemory
 	p.serverDone = opts.Done
 	go func() {
 		if opts.Done != nil {
@@ -321,7 +356,15 @@ func (p *Process) Kill() {
 	})
 }
 
-func (p *Process) markExited() { p.exitOnce.Do(func() { close(p.exited) }) }
+func (p *Process) markExited() {
+	p.exitOnce.Do(func() {
+		if p.sockDir != "" {
+			// A killed process leaves its socket behind.
+			_ = os.RemoveAll(p.sockDir)
+		}
+		close(p.exited)
+	})
+}
 
 // watch closes exited when go-plugin sees the process end. go-plugin only
 // offers a poll (Client.Exited); once a 100 ms tick is cheap next to a

@@ -502,3 +502,51 @@ func TestExitLineLabelled(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestTransport starts the plugin with and without TLS: either way the
+// calls work both ways (a Read makes the source call the host's
+// SourceHost back through the broker), the plugin listens in a directory
+// of its own that only this user may enter, and that directory is gone
+// once the process is.
+func TestTransport(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", tls), func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			p := start(t, client.StartOptions{Checksum: sha256Of(t, testPlugin), TLS: tls})
+			env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.Pid()))
+			if err != nil {
+				t.Skipf("no /proc: %v", err)
+			}
+			if got := bytes.Contains(env, []byte("PLUGIN_CLIENT_CERT=")); got != tls {
+				t.Errorf("the plugin got a client certificate: %v, want %v", got, tls)
+			}
+			dirs, _ := filepath.Glob(filepath.Join(tmp, "floe-plugin-*"))
+			if len(dirs) != 1 {
+				t.Fatalf("socket directories in TMPDIR: %v, want one", dirs)
+			}
+			fi, err := os.Stat(dirs[0])
+			if err != nil || fi.Mode().Perm() != 0o700 {
+				t.Fatalf("socket directory %s: %v %v, want mode 0700", dirs[0], fi.Mode(), err)
+			}
+			socks, _ := os.ReadDir(dirs[0])
+			if len(socks) != 1 || socks[0].Type()&os.ModeSocket == 0 {
+				t.Errorf("socket directory holds %v, want the plugin's socket", socks)
+			}
+			h := &fakeHost{positions: map[string]int64{"p0": 0}}
+			task := openCounter(t, p, h, map[string]string{"batch.records": "10"})
+			res, err := task.Read(t.Context(), 2)
+			if err != nil || len(res.Batches) != 2 || res.Batches[1].Next != 20 {
+				t.Fatalf("Read: %+v, %v", res, err)
+			}
+			if len(h.admitted) != 1 {
+				t.Errorf("the source did not reach the host's SourceHost: AdmitSchema calls %v", h.admitted)
+			}
+			_ = task.Close(t.Context())
+			p.Kill()
+			if _, err := os.Stat(dirs[0]); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("socket directory %s still there after Kill: %v", dirs[0], err)
+			}
+		})
+	}
+}

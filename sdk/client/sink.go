@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"slices"
 	"time"
 
 	"github.com/floehq/floe/sdk"
 	"github.com/floehq/floe/sdk/internal/pb"
+	"github.com/floehq/floe/sdk/internal/shm"
 )
 
 // SinkOpen opens a connector's sink.
@@ -28,6 +31,9 @@ type SinkTask struct {
 	handle uint64
 	label  string
 	decl   Component // what the binary declares of the component
+	// shared: the sink reads batches from shared memory, so a batch that
+	// is there goes on as a handle.
+	shared bool
 }
 
 // OpenSink opens a sink. It learns the component's capabilities from the
@@ -48,7 +54,8 @@ func (p *Process) OpenSink(ctx context.Context, req SinkOpen) (*SinkTask, error)
 	if err != nil {
 		return nil, p.openError(ctx, "sink", label, err)
 	}
-	return &SinkTask{p: p, handle: resp.GetHandle(), label: label, decl: decl}, nil
+	return &SinkTask{p: p, handle: resp.GetHandle(), label: label, decl: decl,
+		shared: p.shared && resp.GetSharedMemory() && shm.Supported()}, nil
 }
 
 // Capabilities returns the optional calls the sink declares.
@@ -96,12 +103,27 @@ func (t *SinkTask) PrepareSchema(ctx context.Context, s Schema) ([]string, error
 // Write hands a batch to the writers. A batch without rows (every record
 // skipped) is not sent.
 func (t *SinkTask) Write(ctx context.Context, checkpoint uint64, b Batch, writers []uint32) ([]sdk.Rejected, error) {
-	if len(b.IPC) == 0 {
+	if !b.HasRows() {
 		return nil, nil
 	}
-	resp, err := t.p.sink.Write(ctx, &pb.WriteRequest{Handle: t.handle, Checkpoint: checkpoint, Batch: batchToProto(b), Writers: writers})
+	op := fmt.Sprintf("%s: write checkpoint %d, partition %s [%d, %d)", t.label, checkpoint, b.Partition, b.From, b.Next)
+	wire := batchToProto(b)
+	switch {
+	case b.shared != nil && t.shared:
+		// Only the handle of this process's descriptor travels; it stays
+		// open until the sink has read the batch (this call returns).
+		wire.Shared = &pb.SharedRecords{Pid: int32(os.Getpid()), Fd: int32(b.shared.Fd()), Size: b.shared.Size()}
+	case b.shared != nil:
+		data, err := b.bytes()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		wire.Records = data
+	}
+	resp, err := t.p.sink.Write(ctx, &pb.WriteRequest{Handle: t.handle, Checkpoint: checkpoint, Batch: wire, Writers: writers})
+	runtime.KeepAlive(b.shared)
 	if err != nil {
-		return nil, t.p.callError(ctx, fmt.Sprintf("%s: write checkpoint %d, partition %s [%d, %d)", t.label, checkpoint, b.Partition, b.From, b.Next), err)
+		return nil, t.p.callError(ctx, op, err)
 	}
 	return rejectedFromProto(resp.GetRejected()), nil
 }

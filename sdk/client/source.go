@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/floehq/floe/sdk/internal/pb"
+	"github.com/floehq/floe/sdk/internal/shm"
 )
 
 // SourceOpen opens one source task.
@@ -49,6 +50,7 @@ func (p *Process) OpenSource(ctx context.Context, req SourceOpen) (*SourceTask, 
 		Tasks:        int32(req.Tasks),
 		Config:       req.Config,
 		HostBrokerId: id,
+		SharedMemory: p.shared && !p.sharedFailed.Load() && shm.Supported(),
 	})
 	if err != nil {
 		hs.stop()
@@ -90,12 +92,21 @@ func (t *SourceTask) Read(ctx context.Context, max int) (ReadResult, error) {
 		}
 		return ReadResult{}, t.p.callError(ctx, t.label+": read", err)
 	}
-	if seq := resp.GetSeq(); seq != 0 {
-		t.acked.Store(seq)
-	}
 	out := ReadResult{EndOfInput: resp.GetEndOfInput(), Batches: make([]Batch, len(resp.GetBatches()))}
 	for i, b := range resp.GetBatches() {
-		out.Batches[i] = batchFromProto(b)
+		if out.Batches[i], err = batchFromProto(b); err != nil {
+			for _, done := range out.Batches[:i] {
+				done.Release()
+			}
+			// Not acknowledged: the plugin sends these batches again. Its
+			// shared memory could not be opened, so ask for bytes from
+			// the next task on (a task restart; or the Read retried).
+			t.p.sharedFailed.Store(true)
+			return ReadResult{}, t.p.callError(ctx, t.label+": read", err)
+		}
+	}
+	if seq := resp.GetSeq(); seq != 0 {
+		t.acked.Store(seq)
 	}
 	return out, nil
 }

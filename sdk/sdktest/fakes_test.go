@@ -200,6 +200,10 @@ type fakePartitioner struct {
 	fixed      bool // assumes four writers whatever Open said
 	failClose  bool // Close fails
 	claimsLoad bool // declares the load capability, reports none
+	// columns, when set, are the columns the task declares
+	// (sdk.PartitionerWithColumns).
+	columns []string
+	peeks   bool // also reads __offset, which it does not declare
 }
 
 func (f *fakePartitioner) component() sdk.Component {
@@ -216,8 +220,17 @@ func (f *fakePartitioner) component() sdk.Component {
 }
 
 func (f *fakePartitioner) Open(_ context.Context, req sdk.PartitionerOpenRequest) (sdk.PartitionerTask, error) {
-	return &fakePartitionerTask{f: f, writers: req.Writers, field: req.Config.String("partitioner.fields")}, nil
+	t := &fakePartitionerTask{f: f, writers: req.Writers, field: req.Config.String("partitioner.fields")}
+	if f.columns != nil {
+		return &fakeColumnsTask{t}, nil
+	}
+	return t, nil
 }
+
+// fakeColumnsTask is a fakePartitionerTask that declares its columns.
+type fakeColumnsTask struct{ *fakePartitionerTask }
+
+func (t *fakeColumnsTask) Columns() []string { return t.f.columns }
 
 type fakePartitionerTask struct {
 	f       *fakePartitioner
@@ -233,11 +246,20 @@ func (t *fakePartitionerTask) Partition(_ context.Context, b sdk.Batch) ([]uint3
 		return nil, fmt.Errorf("no column %q", t.field)
 	}
 	col := b.Records.Column(idx[0]).(*array.String)
+	var offsets *array.Int64
+	if t.f.peeks {
+		if idx := b.Records.Schema().FieldIndices(sdk.ColumnOffset); len(idx) > 0 {
+			offsets = b.Records.Column(idx[0]).(*array.Int64)
+		}
+	}
 	out := make([]uint32, col.Len())
 	for i := range out {
 		h := uint32(0)
 		for _, c := range []byte(col.Value(i)) {
 			h = h*31 + uint32(c)
+		}
+		if offsets != nil {
+			h += uint32(offsets.Value(i))
 		}
 		out[i] = h % uint32(t.writers)
 		if t.f.fixed {

@@ -120,10 +120,13 @@ func TestSpecCheckCatches(t *testing.T) {
 	}
 }
 
-var partitionerChecks = []string{CheckSpec, CheckInvalidConfig, CheckCapabilities, CheckOneWriterPerRecord, CheckDeterministic, CheckConcurrent, CheckOneWriter, CheckClose}
+var partitionerChecks = []string{CheckSpec, CheckInvalidConfig, CheckCapabilities, CheckOneWriterPerRecord, CheckDeterministic, CheckConcurrent, CheckOneWriter, CheckClose, CheckColumns}
 
 func TestPartitionerKitConforming(t *testing.T) {
 	f := &fakePartitioner{}
+	PartitionerKit(t, InProcess(f.component()), PartitionerCase{Component: "fakehash", Deterministic: true})
+	// Declaring its columns: it then sees only those, and answers alike.
+	f = &fakePartitioner{columns: []string{"customer_id"}}
 	PartitionerKit(t, InProcess(f.component()), PartitionerCase{Component: "fakehash", Deterministic: true})
 }
 
@@ -141,6 +144,8 @@ func TestPartitionerKitCatches(t *testing.T) {
 		{"differs under concurrency", &fakePartitioner{shared: true}, CheckConcurrent, "under concurrent calls"},
 		{"ignores the writer count", &fakePartitioner{fixed: true}, CheckOneWriter, "outside [0, 1)"},
 		{"close fails", &fakePartitioner{failClose: true}, CheckClose, "Close: "},
+		{"reads an undeclared column", &fakePartitioner{columns: []string{"customer_id"}, peeks: true}, CheckColumns, "reads a column it does not declare"},
+		{"declares a column no batch has", &fakePartitioner{columns: []string{"customer_id", "nope"}}, CheckColumns, `declares column "nope"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ const (
 	CheckConcurrent         = "concurrent"
 	CheckOneWriter          = "one_writer"
 	CheckClose              = "close"
+	CheckColumns            = "columns"
 )
 
 // PartitionerKit runs the partitioner conformance checks against target,
@@ -70,6 +72,15 @@ const (
 //     see the plugin.
 //   - one_writer: with one writer, every record goes to writer 0.
 //   - close: Close succeeds and calls after it fail.
+//   - columns (for a partitioner that declares the columns it reads,
+//     sdk.PartitionerWithColumns): every declared column is in some batch,
+//     and, when deterministic, the writers picked from batches holding
+//     only those columns (what floe sends) are the ones picked from the
+//     whole batches: a difference means Partition reads a column it did
+//     not declare.
+//
+// Every check but columns partitions what floe sends: only the declared
+// columns of each batch, when the partitioner declares them.
 func PartitionerKit(t *testing.T, target Target, c PartitionerCase) {
 	t.Helper()
 	partitionerKit(tAdapter{t}, target, c)
@@ -109,6 +120,7 @@ func partitionerKit(t tb, target Target, c PartitionerCase) {
 		{CheckConcurrent, k.concurrent},
 		{CheckOneWriter, k.oneWriter},
 		{CheckClose, k.close},
+		{CheckColumns, k.columns},
 	}
 	for _, ch := range checks {
 		t.run(ch.name, func(t tb) {
@@ -165,11 +177,20 @@ func (k *partitionerKitRun) invalidConfig(t tb, s *session, _ []client.Batch) {
 }
 
 // partitionAll partitions every batch and checks each answer; the client
-// already refuses a wrong count or an index out of range.
+// already refuses a wrong count or an index out of range. Every other
+// batch is in shared memory, as floe has a batch a source shared.
 func (k *partitionerKitRun) partitionAll(t tb, s *session, task *client.PartitionerTask, in []client.Batch, writers int) [][]uint32 {
 	t.Helper()
 	out := make([][]uint32, len(in))
 	for i, b := range in {
+		if i%2 == 1 && client.SharedMemorySupported() {
+			sb, err := client.ShareBatch(b)
+			if err != nil {
+				t.Fatalf("share batch %s [%d, %d): %v", b.Partition, b.From, b.Next, err)
+			}
+			defer sb.Release()
+			b = sb
+		}
 		w, err := k.partition(s, task, b, writers)
 		if err != nil {
 			t.Fatalf("%v", err)
@@ -305,5 +326,54 @@ func (k *partitionerKitRun) close(t tb, s *session, in []client.Batch) {
 	}
 	if _, _, err := task.Partition(ctx, in[0]); err == nil {
 		t.Errorf("Partition after Close succeeded; the task's handle must be gone")
+	}
+}
+
+func (k *partitionerKitRun) columns(t tb, s *session, in []client.Batch) {
+	task := k.open(t, s, k.c.Writers)
+	cols, projected := task.Columns()
+	if !projected {
+		t.Skip("the partitioner declares no columns (sdk.PartitionerWithColumns): it receives whole batches")
+	}
+	t.Logf("declared columns: %q", cols)
+	have := map[string]bool{}
+	for i, b := range in {
+		if b.NumRecords == 0 {
+			continue
+		}
+		rec, err := b.Decode(nil)
+		if err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		for _, f := range rec.Schema().Fields() {
+			have[f.Name] = true
+		}
+		rec.Release()
+	}
+	for _, c := range cols {
+		if !have[c] && !strings.Contains(c, ".") {
+			t.Errorf("declares column %q, which none of the batches has (their columns: %s); a column the batch lacks is not sent",
+				c, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
+		}
+	}
+	if !k.c.Deterministic {
+		return
+	}
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	whole, err := s.p.OpenPartitioner(ctx, client.PartitionerOpen{
+		Component: k.c.Component, Connector: "sdktest", Config: maps.Clone(k.c.Config), Writers: k.c.Writers, WholeBatches: true,
+	})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer func() { _ = whole.Close(ctx) }()
+	got := k.partitionAll(t, s, task, in, k.c.Writers)
+	ref := k.partitionAll(t, s, whole, in, k.c.Writers)
+	for i := range in {
+		if j := firstDiff(ref[i], got[i]); j >= 0 {
+			t.Errorf("batch %s [%d, %d): record %d goes to writer %d from the whole batch but to %d from its declared columns %q; "+
+				"Partition reads a column it does not declare in Columns", in[i].Partition, in[i].From, in[i].Next, j, ref[i][j], got[i][j], cols)
+		}
 	}
 }

@@ -251,10 +251,19 @@ func (w *written) rangeList() []sdk.Range {
 }
 
 // write writes batches to checkpoint cp, record j of batch i to writer
-// (i+j) mod Writers.
+// (i+j) mod Writers. Every other batch goes in shared memory, as floe
+// sends a batch a source shared, the others as bytes.
 func (k *sinkKitRun) write(t tb, s *session, task *client.SinkTask, cp uint64, in []client.Batch, w *written) {
 	t.Helper()
 	for i, b := range in {
+		if i%2 == 1 && client.SharedMemorySupported() {
+			sb, err := client.ShareBatch(b)
+			if err != nil {
+				t.Fatalf("share batch %s [%d, %d): %v", b.Partition, b.From, b.Next, err)
+			}
+			defer sb.Release()
+			b = sb
+		}
 		writers := make([]uint32, b.NumRecords)
 		per := map[int]int64{}
 		for j := range writers {

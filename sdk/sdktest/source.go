@@ -66,6 +66,7 @@ const (
 	CheckRestart        = "restart"
 	CheckBackpressure   = "backpressure"
 	CheckReadCtx        = "read_honours_ctx"
+	CheckTransport      = "transport"
 )
 
 // SourceKit runs the source conformance checks against target, each as a
@@ -95,6 +96,11 @@ const (
 //     next Read returns at most max batches of bounded size.
 //   - read_honours_ctx: Read returns promptly when its ctx's deadline
 //     passes or ctx is cancelled.
+//   - transport: the batches check out over both of floe's transports:
+//     plain gRPC with batches in shared memory (floe's default, and every
+//     other check's; a plugin built with this SDK sends them so), and
+//     go-plugin's AutoMTLS with batches as bytes (plugin.transport.tls=
+//     true, plugin.transport.shared.memory=false).
 func SourceKit(t *testing.T, target Target, c SourceCase) {
 	t.Helper()
 	sourceKit(tAdapter{t}, target, c)
@@ -141,6 +147,7 @@ func sourceKit(t tb, target Target, c SourceCase) {
 		{CheckRestart, k.restart},
 		{CheckBackpressure, k.backpressure},
 		{CheckReadCtx, k.readCtx},
+		{CheckTransport, k.transport},
 	}
 	for _, ch := range checks {
 		t.run(ch.name, func(t tb) {
@@ -326,6 +333,33 @@ func (k *sourceKitRun) restart(t tb, s *session, cfg map[string]string) {
 	}
 }
 
+func (k *sourceKitRun) transport(t tb, s *session, cfg map[string]string) {
+	for _, tr := range []struct {
+		name string
+		s    func() *session
+		tr   transport
+	}{
+		{"plain, shared memory", func() *session { return s }, defaultTransport},
+		{"TLS, bytes", func() *session { return newSessionWith(t, k.target, k.c.Timeout, transport{tls: true}) }, transport{tls: true}},
+	} {
+		s := tr.s()
+		h := newRecordingHost(nil)
+		task := k.open(t, s, h, cfg)
+		chk := newChainChecker(t, h, k.c.MaxBatchRecords)
+		k.read(t, s, task, min(k.c.Records, 100), 4, chk)
+		closeTask(t, s, task)
+		switch {
+		case !tr.tr.shared && chk.shared > 0:
+			t.Errorf("%s: %d batches came in shared memory although the host did not accept it", tr.name, chk.shared)
+		case tr.tr.shared && chk.withRows > 0 && chk.shared == 0 && client.SharedMemorySupported():
+			t.Logf("%s: the batches came as bytes (floe accepts both; a plugin built with this SDK shares them)", tr.name)
+		}
+		if chk.batches == 0 {
+			t.Errorf("%s: no batch", tr.name)
+		}
+	}
+}
+
 func (k *sourceKitRun) backpressure(t tb, s *session, cfg map[string]string) {
 	h := newRecordingHost(nil)
 	task := k.open(t, s, h, cfg)
@@ -402,6 +436,7 @@ func (k *sourceKitRun) read(t tb, s *session, task *client.SourceTask, want, max
 		for _, b := range res.Batches {
 			chk.check(b)
 			records += b.NumRecords
+			b.Release()
 		}
 		if res.EndOfInput {
 			return records, true
@@ -431,6 +466,8 @@ type chainChecker struct {
 	next         map[string]int64 // each partition's last Next
 	expect       map[string]int64 // where a partition must resume (restart)
 	batches      int
+	withRows     int // batches that carry rows
+	shared       int // of those, the ones in shared memory
 	errors       int
 }
 
@@ -452,6 +489,12 @@ func (c *chainChecker) errorf(format string, args ...any) {
 func (c *chainChecker) check(b client.Batch) {
 	c.t.Helper()
 	c.batches++
+	if b.HasRows() {
+		c.withRows++
+		if b.Shared() {
+			c.shared++
+		}
+	}
 	label := fmt.Sprintf("batch %s [%d, %d)", b.Partition, b.From, b.Next)
 	if b.Partition == "" {
 		c.errorf("%s names no partition", label)

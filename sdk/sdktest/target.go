@@ -22,14 +22,24 @@ import (
 // floe host uses. Each check starts a fresh plugin process (or server).
 type Target struct {
 	name  string
-	start func(ctx context.Context, logs io.Writer) (*client.Process, error)
+	start func(ctx context.Context, logs io.Writer, tr transport) (*client.Process, error)
 }
+
+// transport is how the kit talks to the plugin: floe's worker keys
+// plugin.transport.tls and plugin.transport.shared.memory.
+type transport struct{ tls, shared bool }
+
+// defaultTransport is floe's default: plain gRPC, batches in shared
+// memory. The source kit's transport check tries the other one.
+var defaultTransport = transport{tls: false, shared: true}
 
 // String names the target in messages.
 func (t Target) String() string { return t.name }
 
 // Binary targets a built plugin binary, started as floe starts it
-// (handshake, AutoMTLS).
+// (handshake, checksum-free; plain gRPC with batches in shared memory, as
+// floe's defaults; the source kit's transport check also tries AutoMTLS
+// with batches as bytes).
 func Binary(path string) Target {
 	return BinaryWithEnv(path)
 }
@@ -43,12 +53,14 @@ func BinaryWithEnv(path string, env ...string) Target {
 	}
 	return Target{
 		name: name,
-		start: func(ctx context.Context, logs io.Writer) (*client.Process, error) {
+		start: func(ctx context.Context, logs io.Writer, tr transport) (*client.Process, error) {
 			return client.Start(ctx, client.StartOptions{
 				Path:         path,
 				StartTimeout: startTimeout,
 				Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime})),
 				Env:          append([]string{"FLOE_PLUGIN_LOG_LEVEL=debug"}, env...),
+				TLS:          tr.tls,
+				SharedMemory: tr.shared,
 			})
 		},
 	}
@@ -60,12 +72,13 @@ func BinaryWithEnv(path string, env ...string) Target {
 func InProcess(components ...sdk.Component) Target {
 	return Target{
 		name: "in-process " + componentNames(components),
-		start: func(ctx context.Context, logs io.Writer) (*client.Process, error) {
+		start: func(ctx context.Context, logs io.Writer, tr transport) (*client.Process, error) {
 			srv, err := sdk.ServeInProcess(ctx, sdk.InProcessOptions{Logs: logs}, components...)
 			if err != nil {
 				return nil, err
 			}
-			return client.Attach(ctx, client.AttachOptions{Name: "in-process", Addr: srv.Addr, Done: srv.Done})
+			// In-process: no TLS, whatever tr says.
+			return client.Attach(ctx, client.AttachOptions{Name: "in-process", Addr: srv.Addr, Done: srv.Done, SharedMemory: tr.shared})
 		},
 	}
 }
@@ -108,10 +121,16 @@ type session struct {
 // its log shown if the check failed, when the check ends.
 func newSession(t tb, target Target, timeout time.Duration) *session {
 	t.Helper()
+	return newSessionWith(t, target, timeout, defaultTransport)
+}
+
+// newSessionWith is newSession over another transport.
+func newSessionWith(t tb, target Target, timeout time.Duration, tr transport) *session {
+	t.Helper()
 	logs := &logTail{max: 200}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	p, err := target.start(ctx, logs)
+	p, err := target.start(ctx, logs, tr)
 	if err != nil {
 		t.Fatalf("start %s: %v", target, err)
 	}

@@ -118,3 +118,48 @@ func dataSize(d arrow.ArrayData) int {
 	}
 	return n
 }
+
+// Project returns the record batch of the IPC stream b with only the
+// columns named in names, in b's column order, as a new IPC stream, and
+// the batch's row count. Names b lacks are left out; when none is in b,
+// the stream is nil (a batch of rows without columns has no IPC form
+// worth sending). Only the kept columns are copied: the others are never
+// read, since the batch is decoded in place (see DecodeRecordBatch). When
+// every column is kept, b itself is returned.
+func Project(b []byte, names []string) ([]byte, int64, error) {
+	rec, err := DecodeRecordBatch(b, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rec.Release()
+	rows := rec.NumRows()
+	sc := rec.Schema()
+	var keep []int
+	for i, f := range sc.Fields() {
+		for _, n := range names {
+			if f.Name == n {
+				keep = append(keep, i)
+				break
+			}
+		}
+	}
+	switch len(keep) {
+	case 0:
+		return nil, rows, nil
+	case sc.NumFields():
+		return b, rows, nil
+	}
+	fields := make([]arrow.Field, len(keep))
+	cols := make([]arrow.Array, len(keep))
+	for j, i := range keep {
+		fields[j], cols[j] = sc.Field(i), rec.Column(i)
+	}
+	md := sc.Metadata()
+	proj := array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rows)
+	defer proj.Release()
+	out, err := EncodeRecordBatch(proj)
+	if err != nil {
+		return nil, 0, fmt.Errorf("arrowipc: project to %v: %w", names, err)
+	}
+	return out, rows, nil
+}

@@ -87,6 +87,64 @@ func TestSchemaRoundTrip(t *testing.T) {
 	}
 }
 
+func TestProject(t *testing.T) {
+	rec := record(1000)
+	defer rec.Release()
+	data, err := EncodeRecordBatch(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One column of two: only its bytes travel.
+	out, rows, err := Project(data, []string{"n", "missing"})
+	if err != nil || rows != 1000 {
+		t.Fatalf("project to n: %d rows, %v", rows, err)
+	}
+	got, err := DecodeRecordBatch(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if got.NumCols() != 1 || got.ColumnName(0) != "n" || got.NumRows() != 1000 ||
+		!array.Equal(got.Column(0), rec.Column(1)) {
+		t.Errorf("projected batch: %v", got)
+	}
+	if len(out) > len(data)/5 {
+		t.Errorf("the int64 column of %d rows encodes to %d of the whole batch's %d bytes", rows, len(out), len(data))
+	}
+	// The batch's order wins over the names' order; all columns: b itself.
+	out, _, err = Project(data, []string{"n", "s"})
+	if err != nil || &out[0] != &data[0] {
+		t.Errorf("every column kept: a copy (%v)", err)
+	}
+	// No column at all: no stream, the row count still.
+	out, rows, err = Project(data, nil)
+	if err != nil || out != nil || rows != 1000 {
+		t.Errorf("no columns: %d bytes, %d rows, %v", len(out), rows, err)
+	}
+	if _, _, err := Project(data[:len(data)/2], []string{"n"}); err == nil {
+		t.Error("a truncated stream projected")
+	}
+}
+
+// BenchmarkProject projects a 5,000-row batch of ~120 bytes per row to
+// its int64 column, as the host does for a partitioner that declares one
+// column.
+func BenchmarkProject(b *testing.B) {
+	rec := record(5000)
+	defer rec.Release()
+	data, err := EncodeRecordBatch(rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, _, err := Project(data, []string{"n"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkDecodeRecordBatch decodes a 5,000-row batch of ~120 bytes per
 // row, as the sink and partitioner servers do for every batch.
 func BenchmarkDecodeRecordBatch(b *testing.B) {

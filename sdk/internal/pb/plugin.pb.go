@@ -5,7 +5,8 @@
 // it for its frontier.
 //
 // A plugin binary is started by the floe host through hashicorp/go-plugin
-// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC, AutoMTLS). It serves
+// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC; AutoMTLS when the
+// worker's plugin.transport.tls asks for it). It serves
 // the Describe service plus one service per plugin kind it implements. One
 // process hosts every task of one connector for that kind: each Open returns
 // a handle that later calls name.
@@ -683,7 +684,12 @@ type Batch struct {
 	NumRecords int64  `protobuf:"varint,6,opt,name=num_records,json=numRecords,proto3" json:"num_records,omitempty"`
 	// skipped counts source records inside [from_offset, next_offset) that
 	// are not in records because they went to the dead-letter queue.
-	Skipped       int64 `protobuf:"varint,7,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped int64 `protobuf:"varint,7,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// shared, when set, holds the IPC stream instead of records: the batch's
+	// bytes are in a sealed memory file of the sender and only this handle
+	// travels. Only a receiver that accepts shared memory gets one (see
+	// SourceOpenRequest.shared_memory, SinkOpenResponse.shared_memory).
+	Shared        *SharedRecords `protobuf:"bytes,8,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -767,6 +773,79 @@ func (x *Batch) GetSkipped() int64 {
 	return 0
 }
 
+func (x *Batch) GetShared() *SharedRecords {
+	if x != nil {
+		return x.Shared
+	}
+	return nil
+}
+
+// SharedRecords names a sealed memory file (Linux memfd, sealed against
+// writes, shrinking and growing) holding one batch's Arrow IPC stream. The
+// receiver opens /proc/<pid>/fd/<fd>, checks the seals and the size, and
+// reads it; the sender keeps its descriptor open until the receiver is
+// done: for a source until the host acknowledges the response (the next
+// Read's acked), for the host until Write returns.
+type SharedRecords struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pid           int32                  `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	Fd            int32                  `protobuf:"varint,2,opt,name=fd,proto3" json:"fd,omitempty"`
+	Size          int64                  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedRecords) Reset() {
+	*x = SharedRecords{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedRecords) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedRecords) ProtoMessage() {}
+
+func (x *SharedRecords) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedRecords.ProtoReflect.Descriptor instead.
+func (*SharedRecords) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SharedRecords) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *SharedRecords) GetFd() int32 {
+	if x != nil {
+		return x.Fd
+	}
+	return 0
+}
+
+func (x *SharedRecords) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
 type Schema struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -782,7 +861,7 @@ type Schema struct {
 
 func (x *Schema) Reset() {
 	*x = Schema{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -794,7 +873,7 @@ func (x *Schema) String() string {
 func (*Schema) ProtoMessage() {}
 
 func (x *Schema) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -807,7 +886,7 @@ func (x *Schema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Schema.ProtoReflect.Descriptor instead.
 func (*Schema) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Schema) GetId() int64 {
@@ -849,7 +928,7 @@ type Range struct {
 
 func (x *Range) Reset() {
 	*x = Range{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +940,7 @@ func (x *Range) String() string {
 func (*Range) ProtoMessage() {}
 
 func (x *Range) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +953,7 @@ func (x *Range) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Range.ProtoReflect.Descriptor instead.
 func (*Range) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Range) GetPartition() string {
@@ -907,14 +986,17 @@ type SourceOpenRequest struct {
 	Config    map[string]string      `protobuf:"bytes,5,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// host_broker_id is the go-plugin broker id on which the host serves
 	// SourceHost for this task.
-	HostBrokerId  uint32 `protobuf:"varint,6,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	HostBrokerId uint32 `protobuf:"varint,6,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	// shared_memory says the host accepts batches in sealed memory files
+	// (Batch.shared). A source may always send records instead.
+	SharedMemory  bool `protobuf:"varint,7,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SourceOpenRequest) Reset() {
 	*x = SourceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -926,7 +1008,7 @@ func (x *SourceOpenRequest) String() string {
 func (*SourceOpenRequest) ProtoMessage() {}
 
 func (x *SourceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -939,7 +1021,7 @@ func (x *SourceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceOpenRequest.ProtoReflect.Descriptor instead.
 func (*SourceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SourceOpenRequest) GetComponent() string {
@@ -984,6 +1066,13 @@ func (x *SourceOpenRequest) GetHostBrokerId() uint32 {
 	return 0
 }
 
+func (x *SourceOpenRequest) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return false
+}
+
 type SourceOpenResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -993,7 +1082,7 @@ type SourceOpenResponse struct {
 
 func (x *SourceOpenResponse) Reset() {
 	*x = SourceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1094,7 @@ func (x *SourceOpenResponse) String() string {
 func (*SourceOpenResponse) ProtoMessage() {}
 
 func (x *SourceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1107,7 @@ func (x *SourceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceOpenResponse.ProtoReflect.Descriptor instead.
 func (*SourceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SourceOpenResponse) GetHandle() uint64 {
@@ -1044,7 +1133,7 @@ type SourceReadRequest struct {
 
 func (x *SourceReadRequest) Reset() {
 	*x = SourceReadRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1145,7 @@ func (x *SourceReadRequest) String() string {
 func (*SourceReadRequest) ProtoMessage() {}
 
 func (x *SourceReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1158,7 @@ func (x *SourceReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceReadRequest.ProtoReflect.Descriptor instead.
 func (*SourceReadRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SourceReadRequest) GetHandle() uint64 {
@@ -1107,7 +1196,7 @@ type SourceReadResponse struct {
 
 func (x *SourceReadResponse) Reset() {
 	*x = SourceReadResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1208,7 @@ func (x *SourceReadResponse) String() string {
 func (*SourceReadResponse) ProtoMessage() {}
 
 func (x *SourceReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1221,7 @@ func (x *SourceReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceReadResponse.ProtoReflect.Descriptor instead.
 func (*SourceReadResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SourceReadResponse) GetBatches() []*Batch {
@@ -1166,7 +1255,7 @@ type SourceCommitRequest struct {
 
 func (x *SourceCommitRequest) Reset() {
 	*x = SourceCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1267,7 @@ func (x *SourceCommitRequest) String() string {
 func (*SourceCommitRequest) ProtoMessage() {}
 
 func (x *SourceCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1280,7 @@ func (x *SourceCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceCommitRequest.ProtoReflect.Descriptor instead.
 func (*SourceCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SourceCommitRequest) GetHandle() uint64 {
@@ -1216,7 +1305,7 @@ type SourceCommitResponse struct {
 
 func (x *SourceCommitResponse) Reset() {
 	*x = SourceCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1317,7 @@ func (x *SourceCommitResponse) String() string {
 func (*SourceCommitResponse) ProtoMessage() {}
 
 func (x *SourceCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1330,7 @@ func (x *SourceCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceCommitResponse.ProtoReflect.Descriptor instead.
 func (*SourceCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 type StartPositionsRequest struct {
@@ -1253,7 +1342,7 @@ type StartPositionsRequest struct {
 
 func (x *StartPositionsRequest) Reset() {
 	*x = StartPositionsRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1354,7 @@ func (x *StartPositionsRequest) String() string {
 func (*StartPositionsRequest) ProtoMessage() {}
 
 func (x *StartPositionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1367,7 @@ func (x *StartPositionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPositionsRequest.ProtoReflect.Descriptor instead.
 func (*StartPositionsRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StartPositionsRequest) GetPartitions() []string {
@@ -1297,7 +1386,7 @@ type StartPositionsResponse struct {
 
 func (x *StartPositionsResponse) Reset() {
 	*x = StartPositionsResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1398,7 @@ func (x *StartPositionsResponse) String() string {
 func (*StartPositionsResponse) ProtoMessage() {}
 
 func (x *StartPositionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1411,7 @@ func (x *StartPositionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPositionsResponse.ProtoReflect.Descriptor instead.
 func (*StartPositionsResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StartPositionsResponse) GetPositions() map[string]int64 {
@@ -1343,7 +1432,7 @@ type PartitionsRevokedRequest struct {
 
 func (x *PartitionsRevokedRequest) Reset() {
 	*x = PartitionsRevokedRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1444,7 @@ func (x *PartitionsRevokedRequest) String() string {
 func (*PartitionsRevokedRequest) ProtoMessage() {}
 
 func (x *PartitionsRevokedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1457,7 @@ func (x *PartitionsRevokedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionsRevokedRequest.ProtoReflect.Descriptor instead.
 func (*PartitionsRevokedRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PartitionsRevokedRequest) GetPositions() map[string]int64 {
@@ -1386,7 +1475,7 @@ type PartitionsRevokedResponse struct {
 
 func (x *PartitionsRevokedResponse) Reset() {
 	*x = PartitionsRevokedResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1487,7 @@ func (x *PartitionsRevokedResponse) String() string {
 func (*PartitionsRevokedResponse) ProtoMessage() {}
 
 func (x *PartitionsRevokedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1500,7 @@ func (x *PartitionsRevokedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionsRevokedResponse.ProtoReflect.Descriptor instead.
 func (*PartitionsRevokedResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 type AdmitSchemaRequest struct {
@@ -1423,7 +1512,7 @@ type AdmitSchemaRequest struct {
 
 func (x *AdmitSchemaRequest) Reset() {
 	*x = AdmitSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1524,7 @@ func (x *AdmitSchemaRequest) String() string {
 func (*AdmitSchemaRequest) ProtoMessage() {}
 
 func (x *AdmitSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1537,7 @@ func (x *AdmitSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitSchemaRequest.ProtoReflect.Descriptor instead.
 func (*AdmitSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AdmitSchemaRequest) GetSchema() *Schema {
@@ -1468,7 +1557,7 @@ type AdmitSchemaResponse struct {
 
 func (x *AdmitSchemaResponse) Reset() {
 	*x = AdmitSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1569,7 @@ func (x *AdmitSchemaResponse) String() string {
 func (*AdmitSchemaResponse) ProtoMessage() {}
 
 func (x *AdmitSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1582,7 @@ func (x *AdmitSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitSchemaResponse.ProtoReflect.Descriptor instead.
 func (*AdmitSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AdmitSchemaResponse) GetAccepted() bool {
@@ -1534,7 +1623,7 @@ type DeadLetter struct {
 
 func (x *DeadLetter) Reset() {
 	*x = DeadLetter{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +1635,7 @@ func (x *DeadLetter) String() string {
 func (*DeadLetter) ProtoMessage() {}
 
 func (x *DeadLetter) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +1648,7 @@ func (x *DeadLetter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetter.ProtoReflect.Descriptor instead.
 func (*DeadLetter) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeadLetter) GetPartition() string {
@@ -1636,7 +1725,7 @@ type Header struct {
 
 func (x *Header) Reset() {
 	*x = Header{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1737,7 @@ func (x *Header) String() string {
 func (*Header) ProtoMessage() {}
 
 func (x *Header) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1750,7 @@ func (x *Header) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Header.ProtoReflect.Descriptor instead.
 func (*Header) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Header) GetKey() string {
@@ -1687,7 +1776,7 @@ type DeadLetterRequest struct {
 
 func (x *DeadLetterRequest) Reset() {
 	*x = DeadLetterRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1788,7 @@ func (x *DeadLetterRequest) String() string {
 func (*DeadLetterRequest) ProtoMessage() {}
 
 func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1801,7 @@ func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterRequest.ProtoReflect.Descriptor instead.
 func (*DeadLetterRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeadLetterRequest) GetRecords() []*DeadLetter {
@@ -1735,7 +1824,7 @@ type DeadLetterResponse struct {
 
 func (x *DeadLetterResponse) Reset() {
 	*x = DeadLetterResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1836,7 @@ func (x *DeadLetterResponse) String() string {
 func (*DeadLetterResponse) ProtoMessage() {}
 
 func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1849,7 @@ func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterResponse.ProtoReflect.Descriptor instead.
 func (*DeadLetterResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeadLetterResponse) GetFail() bool {
@@ -1789,7 +1878,7 @@ type PartitionerOpenRequest struct {
 
 func (x *PartitionerOpenRequest) Reset() {
 	*x = PartitionerOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1890,7 @@ func (x *PartitionerOpenRequest) String() string {
 func (*PartitionerOpenRequest) ProtoMessage() {}
 
 func (x *PartitionerOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1903,7 @@ func (x *PartitionerOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionerOpenRequest.ProtoReflect.Descriptor instead.
 func (*PartitionerOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PartitionerOpenRequest) GetComponent() string {
@@ -1846,15 +1935,20 @@ func (x *PartitionerOpenRequest) GetWriters() int32 {
 }
 
 type PartitionerOpenResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// columns, when set, lists the only columns the task's Partition reads.
+	// The host then sends each batch with just those of them the batch has
+	// (see PartitionRequest). Unset, the task gets whole batches, as before
+	// this field existed.
+	Columns       *Columns `protobuf:"bytes,2,opt,name=columns,proto3" json:"columns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionerOpenResponse) Reset() {
 	*x = PartitionerOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1866,7 +1960,7 @@ func (x *PartitionerOpenResponse) String() string {
 func (*PartitionerOpenResponse) ProtoMessage() {}
 
 func (x *PartitionerOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1879,7 +1973,7 @@ func (x *PartitionerOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionerOpenResponse.ProtoReflect.Descriptor instead.
 func (*PartitionerOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PartitionerOpenResponse) GetHandle() uint64 {
@@ -1889,17 +1983,76 @@ func (x *PartitionerOpenResponse) GetHandle() uint64 {
 	return 0
 }
 
+func (x *PartitionerOpenResponse) GetColumns() *Columns {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+// Columns names top-level columns of a batch (value or metadata columns,
+// for example "customer_id" or "__key").
+type Columns struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// names may be empty: the task reads no column at all (roundrobin).
+	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Columns) Reset() {
+	*x = Columns{}
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Columns) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Columns) ProtoMessage() {}
+
+func (x *Columns) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Columns.ProtoReflect.Descriptor instead.
+func (*Columns) Descriptor() ([]byte, []int) {
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Columns) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 type PartitionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
-	Batch         *Batch                 `protobuf:"bytes,2,opt,name=batch,proto3" json:"batch,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// batch is the whole batch, or, when the task declared its columns at
+	// Open, the batch projected to them: records holds only the declared
+	// columns the batch has, in the batch's column order, with every row.
+	// When none of them is in the batch, records is empty and num_records
+	// still counts the rows.
+	Batch         *Batch `protobuf:"bytes,2,opt,name=batch,proto3" json:"batch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionRequest) Reset() {
 	*x = PartitionRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +2064,7 @@ func (x *PartitionRequest) String() string {
 func (*PartitionRequest) ProtoMessage() {}
 
 func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +2077,7 @@ func (x *PartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionRequest.ProtoReflect.Descriptor instead.
 func (*PartitionRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PartitionRequest) GetHandle() uint64 {
@@ -1953,7 +2106,7 @@ type PartitionResponse struct {
 
 func (x *PartitionResponse) Reset() {
 	*x = PartitionResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1965,7 +2118,7 @@ func (x *PartitionResponse) String() string {
 func (*PartitionResponse) ProtoMessage() {}
 
 func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1978,7 +2131,7 @@ func (x *PartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionResponse.ProtoReflect.Descriptor instead.
 func (*PartitionResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PartitionResponse) GetWriters() []uint32 {
@@ -2005,7 +2158,7 @@ type SinkWaitsRequest struct {
 
 func (x *SinkWaitsRequest) Reset() {
 	*x = SinkWaitsRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2017,7 +2170,7 @@ func (x *SinkWaitsRequest) String() string {
 func (*SinkWaitsRequest) ProtoMessage() {}
 
 func (x *SinkWaitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2030,7 +2183,7 @@ func (x *SinkWaitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkWaitsRequest.ProtoReflect.Descriptor instead.
 func (*SinkWaitsRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SinkWaitsRequest) GetComponent() string {
@@ -2056,7 +2209,7 @@ type SinkWaitsResponse struct {
 
 func (x *SinkWaitsResponse) Reset() {
 	*x = SinkWaitsResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2221,7 @@ func (x *SinkWaitsResponse) String() string {
 func (*SinkWaitsResponse) ProtoMessage() {}
 
 func (x *SinkWaitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2234,7 @@ func (x *SinkWaitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkWaitsResponse.ProtoReflect.Descriptor instead.
 func (*SinkWaitsResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SinkWaitsResponse) GetWaits() []*ServiceWait {
@@ -2109,7 +2262,7 @@ type ServiceWait struct {
 
 func (x *ServiceWait) Reset() {
 	*x = ServiceWait{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2121,7 +2274,7 @@ func (x *ServiceWait) String() string {
 func (*ServiceWait) ProtoMessage() {}
 
 func (x *ServiceWait) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2134,7 +2287,7 @@ func (x *ServiceWait) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceWait.ProtoReflect.Descriptor instead.
 func (*ServiceWait) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ServiceWait) GetService() string {
@@ -2180,7 +2333,7 @@ type SinkOpenRequest struct {
 
 func (x *SinkOpenRequest) Reset() {
 	*x = SinkOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2345,7 @@ func (x *SinkOpenRequest) String() string {
 func (*SinkOpenRequest) ProtoMessage() {}
 
 func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2358,7 @@ func (x *SinkOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenRequest.ProtoReflect.Descriptor instead.
 func (*SinkOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SinkOpenRequest) GetComponent() string {
@@ -2261,7 +2414,7 @@ type OffsetsReset struct {
 
 func (x *OffsetsReset) Reset() {
 	*x = OffsetsReset{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2426,7 @@ func (x *OffsetsReset) String() string {
 func (*OffsetsReset) ProtoMessage() {}
 
 func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2439,7 @@ func (x *OffsetsReset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsReset.ProtoReflect.Descriptor instead.
 func (*OffsetsReset) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *OffsetsReset) GetPositions() map[string]int64 {
@@ -2304,15 +2457,18 @@ func (x *OffsetsReset) GetAfterCheckpoint() uint64 {
 }
 
 type SinkOpenResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// shared_memory says the sink accepts WriteRequest batches in sealed
+	// memory files (Batch.shared); otherwise the host sends records.
+	SharedMemory  bool `protobuf:"varint,2,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SinkOpenResponse) Reset() {
 	*x = SinkOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2480,7 @@ func (x *SinkOpenResponse) String() string {
 func (*SinkOpenResponse) ProtoMessage() {}
 
 func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[35]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2493,7 @@ func (x *SinkOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkOpenResponse.ProtoReflect.Descriptor instead.
 func (*SinkOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SinkOpenResponse) GetHandle() uint64 {
@@ -2345,6 +2501,13 @@ func (x *SinkOpenResponse) GetHandle() uint64 {
 		return x.Handle
 	}
 	return 0
+}
+
+func (x *SinkOpenResponse) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return false
 }
 
 type FrontierRequest struct {
@@ -2356,7 +2519,7 @@ type FrontierRequest struct {
 
 func (x *FrontierRequest) Reset() {
 	*x = FrontierRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2368,7 +2531,7 @@ func (x *FrontierRequest) String() string {
 func (*FrontierRequest) ProtoMessage() {}
 
 func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[36]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2381,7 +2544,7 @@ func (x *FrontierRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierRequest.ProtoReflect.Descriptor instead.
 func (*FrontierRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *FrontierRequest) GetHandle() uint64 {
@@ -2402,7 +2565,7 @@ type FrontierResponse struct {
 
 func (x *FrontierResponse) Reset() {
 	*x = FrontierResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2577,7 @@ func (x *FrontierResponse) String() string {
 func (*FrontierResponse) ProtoMessage() {}
 
 func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[37]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2590,7 @@ func (x *FrontierResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrontierResponse.ProtoReflect.Descriptor instead.
 func (*FrontierResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *FrontierResponse) GetPositions() map[string]int64 {
@@ -2454,7 +2617,7 @@ type PrepareSchemaRequest struct {
 
 func (x *PrepareSchemaRequest) Reset() {
 	*x = PrepareSchemaRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +2629,7 @@ func (x *PrepareSchemaRequest) String() string {
 func (*PrepareSchemaRequest) ProtoMessage() {}
 
 func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[38]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +2642,7 @@ func (x *PrepareSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaRequest.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PrepareSchemaRequest) GetHandle() uint64 {
@@ -2508,7 +2671,7 @@ type PrepareSchemaResponse struct {
 
 func (x *PrepareSchemaResponse) Reset() {
 	*x = PrepareSchemaResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2683,7 @@ func (x *PrepareSchemaResponse) String() string {
 func (*PrepareSchemaResponse) ProtoMessage() {}
 
 func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[39]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2696,7 @@ func (x *PrepareSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareSchemaResponse.ProtoReflect.Descriptor instead.
 func (*PrepareSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PrepareSchemaResponse) GetAccepted() bool {
@@ -2570,7 +2733,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2582,7 +2745,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[40]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2595,7 +2758,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WriteRequest) GetHandle() uint64 {
@@ -2635,7 +2798,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +2810,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[41]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +2823,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WriteResponse) GetRejected() []*RejectedRecord {
@@ -2680,7 +2843,7 @@ type RejectedRecord struct {
 
 func (x *RejectedRecord) Reset() {
 	*x = RejectedRecord{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2692,7 +2855,7 @@ func (x *RejectedRecord) String() string {
 func (*RejectedRecord) ProtoMessage() {}
 
 func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[42]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2705,7 +2868,7 @@ func (x *RejectedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedRecord.ProtoReflect.Descriptor instead.
 func (*RejectedRecord) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RejectedRecord) GetOffset() int64 {
@@ -2732,7 +2895,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2744,7 +2907,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[43]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2757,7 +2920,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *FlushRequest) GetHandle() uint64 {
@@ -2794,7 +2957,7 @@ type WriteResult struct {
 
 func (x *WriteResult) Reset() {
 	*x = WriteResult{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2806,7 +2969,7 @@ func (x *WriteResult) String() string {
 func (*WriteResult) ProtoMessage() {}
 
 func (x *WriteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[44]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2819,7 +2982,7 @@ func (x *WriteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResult.ProtoReflect.Descriptor instead.
 func (*WriteResult) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *WriteResult) GetPayload() []byte {
@@ -2877,7 +3040,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2889,7 +3052,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[45]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2902,7 +3065,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *FlushResponse) GetResults() []*WriteResult {
@@ -2932,7 +3095,7 @@ type SinkCommitRequest struct {
 
 func (x *SinkCommitRequest) Reset() {
 	*x = SinkCommitRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2944,7 +3107,7 @@ func (x *SinkCommitRequest) String() string {
 func (*SinkCommitRequest) ProtoMessage() {}
 
 func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[46]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2957,7 +3120,7 @@ func (x *SinkCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitRequest.ProtoReflect.Descriptor instead.
 func (*SinkCommitRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SinkCommitRequest) GetHandle() uint64 {
@@ -3001,7 +3164,7 @@ type TableCommit struct {
 
 func (x *TableCommit) Reset() {
 	*x = TableCommit{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3013,7 +3176,7 @@ func (x *TableCommit) String() string {
 func (*TableCommit) ProtoMessage() {}
 
 func (x *TableCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[47]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3026,7 +3189,7 @@ func (x *TableCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCommit.ProtoReflect.Descriptor instead.
 func (*TableCommit) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TableCommit) GetTable() string {
@@ -3073,7 +3236,7 @@ type SinkCommitResponse struct {
 
 func (x *SinkCommitResponse) Reset() {
 	*x = SinkCommitResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3085,7 +3248,7 @@ func (x *SinkCommitResponse) String() string {
 func (*SinkCommitResponse) ProtoMessage() {}
 
 func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[48]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3098,7 +3261,7 @@ func (x *SinkCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkCommitResponse.ProtoReflect.Descriptor instead.
 func (*SinkCommitResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SinkCommitResponse) GetCommits() []*TableCommit {
@@ -3119,7 +3282,7 @@ type MaintenanceOpenRequest struct {
 
 func (x *MaintenanceOpenRequest) Reset() {
 	*x = MaintenanceOpenRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3294,7 @@ func (x *MaintenanceOpenRequest) String() string {
 func (*MaintenanceOpenRequest) ProtoMessage() {}
 
 func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[49]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3307,7 @@ func (x *MaintenanceOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MaintenanceOpenRequest) GetComponent() string {
@@ -3177,7 +3340,7 @@ type MaintenanceOpenResponse struct {
 
 func (x *MaintenanceOpenResponse) Reset() {
 	*x = MaintenanceOpenResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3352,7 @@ func (x *MaintenanceOpenResponse) String() string {
 func (*MaintenanceOpenResponse) ProtoMessage() {}
 
 func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[50]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3365,7 @@ func (x *MaintenanceOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceOpenResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceOpenResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *MaintenanceOpenResponse) GetHandle() uint64 {
@@ -3224,7 +3387,7 @@ type CycleRequest struct {
 
 func (x *CycleRequest) Reset() {
 	*x = CycleRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3236,7 +3399,7 @@ func (x *CycleRequest) String() string {
 func (*CycleRequest) ProtoMessage() {}
 
 func (x *CycleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[51]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3249,7 +3412,7 @@ func (x *CycleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleRequest.ProtoReflect.Descriptor instead.
 func (*CycleRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CycleRequest) GetHandle() uint64 {
@@ -3292,7 +3455,7 @@ type TaskRun struct {
 
 func (x *TaskRun) Reset() {
 	*x = TaskRun{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3304,7 +3467,7 @@ func (x *TaskRun) String() string {
 func (*TaskRun) ProtoMessage() {}
 
 func (x *TaskRun) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[52]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3317,7 +3480,7 @@ func (x *TaskRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRun.ProtoReflect.Descriptor instead.
 func (*TaskRun) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TaskRun) GetTable() string {
@@ -3410,7 +3573,7 @@ type CycleResponse struct {
 
 func (x *CycleResponse) Reset() {
 	*x = CycleResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3422,7 +3585,7 @@ func (x *CycleResponse) String() string {
 func (*CycleResponse) ProtoMessage() {}
 
 func (x *CycleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[53]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3435,7 +3598,7 @@ func (x *CycleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleResponse.ProtoReflect.Descriptor instead.
 func (*CycleResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CycleResponse) GetRuns() []*TaskRun {
@@ -3480,7 +3643,7 @@ type TableHealth struct {
 
 func (x *TableHealth) Reset() {
 	*x = TableHealth{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3492,7 +3655,7 @@ func (x *TableHealth) String() string {
 func (*TableHealth) ProtoMessage() {}
 
 func (x *TableHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[54]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3505,7 +3668,7 @@ func (x *TableHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableHealth.ProtoReflect.Descriptor instead.
 func (*TableHealth) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *TableHealth) GetTable() string {
@@ -3601,7 +3764,7 @@ type MaintenanceStatusRequest struct {
 
 func (x *MaintenanceStatusRequest) Reset() {
 	*x = MaintenanceStatusRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3613,7 +3776,7 @@ func (x *MaintenanceStatusRequest) String() string {
 func (*MaintenanceStatusRequest) ProtoMessage() {}
 
 func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[55]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3626,7 +3789,7 @@ func (x *MaintenanceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusRequest.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *MaintenanceStatusRequest) GetHandle() uint64 {
@@ -3646,7 +3809,7 @@ type MaintenanceStatusResponse struct {
 
 func (x *MaintenanceStatusResponse) Reset() {
 	*x = MaintenanceStatusResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3658,7 +3821,7 @@ func (x *MaintenanceStatusResponse) String() string {
 func (*MaintenanceStatusResponse) ProtoMessage() {}
 
 func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[56]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3671,7 +3834,7 @@ func (x *MaintenanceStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceStatusResponse.ProtoReflect.Descriptor instead.
 func (*MaintenanceStatusResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{56}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *MaintenanceStatusResponse) GetTables() []*TableHealth {
@@ -3697,7 +3860,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +3872,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[57]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3722,7 +3885,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{57}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CloseRequest) GetHandle() uint64 {
@@ -3740,7 +3903,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[58]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3752,7 +3915,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[58]
+	mi := &file_floe_plugin_v1_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3765,7 +3928,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{58}
+	return file_floe_plugin_v1_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 var File_floe_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -3817,7 +3980,7 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06errors\x18\x01 \x03(\v2\x1b.floe.plugin.v1.ConfigErrorR\x06errors\"9\n" +
 	"\vConfigError\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xd9\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x90\x02\n" +
 	"\x05Batch\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\tR\tpartition\x12\x1f\n" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
@@ -3828,7 +3991,12 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\arecords\x18\x05 \x01(\fR\arecords\x12\x1f\n" +
 	"\vnum_records\x18\x06 \x01(\x03R\n" +
 	"numRecords\x12\x18\n" +
-	"\askipped\x18\a \x01(\x03R\askipped\"\\\n" +
+	"\askipped\x18\a \x01(\x03R\askipped\x125\n" +
+	"\x06shared\x18\b \x01(\v2\x1d.floe.plugin.v1.SharedRecordsR\x06shared\"E\n" +
+	"\rSharedRecords\x12\x10\n" +
+	"\x03pid\x18\x01 \x01(\x05R\x03pid\x12\x0e\n" +
+	"\x02fd\x18\x02 \x01(\x05R\x02fd\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"\\\n" +
 	"\x06Schema\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04avro\x18\x02 \x01(\tR\x04avro\x12\x14\n" +
@@ -3839,14 +4007,15 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
 	"fromOffset\x12\x1f\n" +
 	"\vnext_offset\x18\x03 \x01(\x03R\n" +
-	"nextOffset\"\xa1\x02\n" +
+	"nextOffset\"\xc6\x02\n" +
 	"\x11SourceOpenRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12\x12\n" +
 	"\x04task\x18\x03 \x01(\x05R\x04task\x12\x14\n" +
 	"\x05tasks\x18\x04 \x01(\x05R\x05tasks\x12E\n" +
 	"\x06config\x18\x05 \x03(\v2-.floe.plugin.v1.SourceOpenRequest.ConfigEntryR\x06config\x12$\n" +
-	"\x0ehost_broker_id\x18\x06 \x01(\rR\fhostBrokerId\x1a9\n" +
+	"\x0ehost_broker_id\x18\x06 \x01(\rR\fhostBrokerId\x12#\n" +
+	"\rshared_memory\x18\a \x01(\bR\fsharedMemory\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\",\n" +
@@ -3922,9 +4091,12 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\awriters\x18\x04 \x01(\x05R\awriters\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"1\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"d\n" +
 	"\x17PartitionerOpenResponse\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\"W\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x121\n" +
+	"\acolumns\x18\x02 \x01(\v2\x17.floe.plugin.v1.ColumnsR\acolumns\"\x1f\n" +
+	"\aColumns\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"W\n" +
 	"\x10PartitionRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12+\n" +
 	"\x05batch\x18\x02 \x01(\v2\x15.floe.plugin.v1.BatchR\x05batch\"I\n" +
@@ -3956,9 +4128,10 @@ const file_floe_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10after_checkpoint\x18\x02 \x01(\x04R\x0fafterCheckpoint\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"*\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"O\n" +
 	"\x10SinkOpenResponse\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\")\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12#\n" +
+	"\rshared_memory\x18\x02 \x01(\bR\fsharedMemory\")\n" +
 	"\x0fFrontierRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\"\xbf\x01\n" +
 	"\x10FrontierResponse\x12M\n" +
@@ -4139,7 +4312,7 @@ func file_floe_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_floe_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                         // 0: floe.plugin.v1.Kind
 	(Capability)(0),                   // 1: floe.plugin.v1.Capability
@@ -4151,68 +4324,70 @@ var file_floe_plugin_v1_plugin_proto_goTypes = []any{
 	(*ValidateResponse)(nil),          // 7: floe.plugin.v1.ValidateResponse
 	(*ConfigError)(nil),               // 8: floe.plugin.v1.ConfigError
 	(*Batch)(nil),                     // 9: floe.plugin.v1.Batch
-	(*Schema)(nil),                    // 10: floe.plugin.v1.Schema
-	(*Range)(nil),                     // 11: floe.plugin.v1.Range
-	(*SourceOpenRequest)(nil),         // 12: floe.plugin.v1.SourceOpenRequest
-	(*SourceOpenResponse)(nil),        // 13: floe.plugin.v1.SourceOpenResponse
-	(*SourceReadRequest)(nil),         // 14: floe.plugin.v1.SourceReadRequest
-	(*SourceReadResponse)(nil),        // 15: floe.plugin.v1.SourceReadResponse
-	(*SourceCommitRequest)(nil),       // 16: floe.plugin.v1.SourceCommitRequest
-	(*SourceCommitResponse)(nil),      // 17: floe.plugin.v1.SourceCommitResponse
-	(*StartPositionsRequest)(nil),     // 18: floe.plugin.v1.StartPositionsRequest
-	(*StartPositionsResponse)(nil),    // 19: floe.plugin.v1.StartPositionsResponse
-	(*PartitionsRevokedRequest)(nil),  // 20: floe.plugin.v1.PartitionsRevokedRequest
-	(*PartitionsRevokedResponse)(nil), // 21: floe.plugin.v1.PartitionsRevokedResponse
-	(*AdmitSchemaRequest)(nil),        // 22: floe.plugin.v1.AdmitSchemaRequest
-	(*AdmitSchemaResponse)(nil),       // 23: floe.plugin.v1.AdmitSchemaResponse
-	(*DeadLetter)(nil),                // 24: floe.plugin.v1.DeadLetter
-	(*Header)(nil),                    // 25: floe.plugin.v1.Header
-	(*DeadLetterRequest)(nil),         // 26: floe.plugin.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),        // 27: floe.plugin.v1.DeadLetterResponse
-	(*PartitionerOpenRequest)(nil),    // 28: floe.plugin.v1.PartitionerOpenRequest
-	(*PartitionerOpenResponse)(nil),   // 29: floe.plugin.v1.PartitionerOpenResponse
-	(*PartitionRequest)(nil),          // 30: floe.plugin.v1.PartitionRequest
-	(*PartitionResponse)(nil),         // 31: floe.plugin.v1.PartitionResponse
-	(*SinkWaitsRequest)(nil),          // 32: floe.plugin.v1.SinkWaitsRequest
-	(*SinkWaitsResponse)(nil),         // 33: floe.plugin.v1.SinkWaitsResponse
-	(*ServiceWait)(nil),               // 34: floe.plugin.v1.ServiceWait
-	(*SinkOpenRequest)(nil),           // 35: floe.plugin.v1.SinkOpenRequest
-	(*OffsetsReset)(nil),              // 36: floe.plugin.v1.OffsetsReset
-	(*SinkOpenResponse)(nil),          // 37: floe.plugin.v1.SinkOpenResponse
-	(*FrontierRequest)(nil),           // 38: floe.plugin.v1.FrontierRequest
-	(*FrontierResponse)(nil),          // 39: floe.plugin.v1.FrontierResponse
-	(*PrepareSchemaRequest)(nil),      // 40: floe.plugin.v1.PrepareSchemaRequest
-	(*PrepareSchemaResponse)(nil),     // 41: floe.plugin.v1.PrepareSchemaResponse
-	(*WriteRequest)(nil),              // 42: floe.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),             // 43: floe.plugin.v1.WriteResponse
-	(*RejectedRecord)(nil),            // 44: floe.plugin.v1.RejectedRecord
-	(*FlushRequest)(nil),              // 45: floe.plugin.v1.FlushRequest
-	(*WriteResult)(nil),               // 46: floe.plugin.v1.WriteResult
-	(*FlushResponse)(nil),             // 47: floe.plugin.v1.FlushResponse
-	(*SinkCommitRequest)(nil),         // 48: floe.plugin.v1.SinkCommitRequest
-	(*TableCommit)(nil),               // 49: floe.plugin.v1.TableCommit
-	(*SinkCommitResponse)(nil),        // 50: floe.plugin.v1.SinkCommitResponse
-	(*MaintenanceOpenRequest)(nil),    // 51: floe.plugin.v1.MaintenanceOpenRequest
-	(*MaintenanceOpenResponse)(nil),   // 52: floe.plugin.v1.MaintenanceOpenResponse
-	(*CycleRequest)(nil),              // 53: floe.plugin.v1.CycleRequest
-	(*TaskRun)(nil),                   // 54: floe.plugin.v1.TaskRun
-	(*CycleResponse)(nil),             // 55: floe.plugin.v1.CycleResponse
-	(*TableHealth)(nil),               // 56: floe.plugin.v1.TableHealth
-	(*MaintenanceStatusRequest)(nil),  // 57: floe.plugin.v1.MaintenanceStatusRequest
-	(*MaintenanceStatusResponse)(nil), // 58: floe.plugin.v1.MaintenanceStatusResponse
-	(*CloseRequest)(nil),              // 59: floe.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),             // 60: floe.plugin.v1.CloseResponse
-	nil,                               // 61: floe.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                               // 62: floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	nil,                               // 63: floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	nil,                               // 64: floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	nil,                               // 65: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	nil,                               // 66: floe.plugin.v1.DeadLetter.HeadersEntry
-	nil,                               // 67: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	nil,                               // 68: floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	nil,                               // 69: floe.plugin.v1.OffsetsReset.PositionsEntry
-	nil,                               // 70: floe.plugin.v1.FrontierResponse.PositionsEntry
-	nil,                               // 71: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	(*SharedRecords)(nil),             // 10: floe.plugin.v1.SharedRecords
+	(*Schema)(nil),                    // 11: floe.plugin.v1.Schema
+	(*Range)(nil),                     // 12: floe.plugin.v1.Range
+	(*SourceOpenRequest)(nil),         // 13: floe.plugin.v1.SourceOpenRequest
+	(*SourceOpenResponse)(nil),        // 14: floe.plugin.v1.SourceOpenResponse
+	(*SourceReadRequest)(nil),         // 15: floe.plugin.v1.SourceReadRequest
+	(*SourceReadResponse)(nil),        // 16: floe.plugin.v1.SourceReadResponse
+	(*SourceCommitRequest)(nil),       // 17: floe.plugin.v1.SourceCommitRequest
+	(*SourceCommitResponse)(nil),      // 18: floe.plugin.v1.SourceCommitResponse
+	(*StartPositionsRequest)(nil),     // 19: floe.plugin.v1.StartPositionsRequest
+	(*StartPositionsResponse)(nil),    // 20: floe.plugin.v1.StartPositionsResponse
+	(*PartitionsRevokedRequest)(nil),  // 21: floe.plugin.v1.PartitionsRevokedRequest
+	(*PartitionsRevokedResponse)(nil), // 22: floe.plugin.v1.PartitionsRevokedResponse
+	(*AdmitSchemaRequest)(nil),        // 23: floe.plugin.v1.AdmitSchemaRequest
+	(*AdmitSchemaResponse)(nil),       // 24: floe.plugin.v1.AdmitSchemaResponse
+	(*DeadLetter)(nil),                // 25: floe.plugin.v1.DeadLetter
+	(*Header)(nil),                    // 26: floe.plugin.v1.Header
+	(*DeadLetterRequest)(nil),         // 27: floe.plugin.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),        // 28: floe.plugin.v1.DeadLetterResponse
+	(*PartitionerOpenRequest)(nil),    // 29: floe.plugin.v1.PartitionerOpenRequest
+	(*PartitionerOpenResponse)(nil),   // 30: floe.plugin.v1.PartitionerOpenResponse
+	(*Columns)(nil),                   // 31: floe.plugin.v1.Columns
+	(*PartitionRequest)(nil),          // 32: floe.plugin.v1.PartitionRequest
+	(*PartitionResponse)(nil),         // 33: floe.plugin.v1.PartitionResponse
+	(*SinkWaitsRequest)(nil),          // 34: floe.plugin.v1.SinkWaitsRequest
+	(*SinkWaitsResponse)(nil),         // 35: floe.plugin.v1.SinkWaitsResponse
+	(*ServiceWait)(nil),               // 36: floe.plugin.v1.ServiceWait
+	(*SinkOpenRequest)(nil),           // 37: floe.plugin.v1.SinkOpenRequest
+	(*OffsetsReset)(nil),              // 38: floe.plugin.v1.OffsetsReset
+	(*SinkOpenResponse)(nil),          // 39: floe.plugin.v1.SinkOpenResponse
+	(*FrontierRequest)(nil),           // 40: floe.plugin.v1.FrontierRequest
+	(*FrontierResponse)(nil),          // 41: floe.plugin.v1.FrontierResponse
+	(*PrepareSchemaRequest)(nil),      // 42: floe.plugin.v1.PrepareSchemaRequest
+	(*PrepareSchemaResponse)(nil),     // 43: floe.plugin.v1.PrepareSchemaResponse
+	(*WriteRequest)(nil),              // 44: floe.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),             // 45: floe.plugin.v1.WriteResponse
+	(*RejectedRecord)(nil),            // 46: floe.plugin.v1.RejectedRecord
+	(*FlushRequest)(nil),              // 47: floe.plugin.v1.FlushRequest
+	(*WriteResult)(nil),               // 48: floe.plugin.v1.WriteResult
+	(*FlushResponse)(nil),             // 49: floe.plugin.v1.FlushResponse
+	(*SinkCommitRequest)(nil),         // 50: floe.plugin.v1.SinkCommitRequest
+	(*TableCommit)(nil),               // 51: floe.plugin.v1.TableCommit
+	(*SinkCommitResponse)(nil),        // 52: floe.plugin.v1.SinkCommitResponse
+	(*MaintenanceOpenRequest)(nil),    // 53: floe.plugin.v1.MaintenanceOpenRequest
+	(*MaintenanceOpenResponse)(nil),   // 54: floe.plugin.v1.MaintenanceOpenResponse
+	(*CycleRequest)(nil),              // 55: floe.plugin.v1.CycleRequest
+	(*TaskRun)(nil),                   // 56: floe.plugin.v1.TaskRun
+	(*CycleResponse)(nil),             // 57: floe.plugin.v1.CycleResponse
+	(*TableHealth)(nil),               // 58: floe.plugin.v1.TableHealth
+	(*MaintenanceStatusRequest)(nil),  // 59: floe.plugin.v1.MaintenanceStatusRequest
+	(*MaintenanceStatusResponse)(nil), // 60: floe.plugin.v1.MaintenanceStatusResponse
+	(*CloseRequest)(nil),              // 61: floe.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),             // 62: floe.plugin.v1.CloseResponse
+	nil,                               // 63: floe.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                               // 64: floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	nil,                               // 65: floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	nil,                               // 66: floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	nil,                               // 67: floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	nil,                               // 68: floe.plugin.v1.DeadLetter.HeadersEntry
+	nil,                               // 69: floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	nil,                               // 70: floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	nil,                               // 71: floe.plugin.v1.OffsetsReset.PositionsEntry
+	nil,                               // 72: floe.plugin.v1.FrontierResponse.PositionsEntry
+	nil,                               // 73: floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
 }
 var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	4,  // 0: floe.plugin.v1.DescribeResponse.components:type_name -> floe.plugin.v1.Component
@@ -4220,91 +4395,93 @@ var file_floe_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 2: floe.plugin.v1.Component.fields:type_name -> floe.plugin.v1.ConfigField
 	1,  // 3: floe.plugin.v1.Component.capabilities:type_name -> floe.plugin.v1.Capability
 	0,  // 4: floe.plugin.v1.ValidateRequest.kind:type_name -> floe.plugin.v1.Kind
-	61, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
+	63, // 5: floe.plugin.v1.ValidateRequest.config:type_name -> floe.plugin.v1.ValidateRequest.ConfigEntry
 	8,  // 6: floe.plugin.v1.ValidateResponse.errors:type_name -> floe.plugin.v1.ConfigError
-	62, // 7: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
-	9,  // 8: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
-	63, // 9: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
-	64, // 10: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
-	65, // 11: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
-	10, // 12: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	66, // 13: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
-	25, // 14: floe.plugin.v1.DeadLetter.header_list:type_name -> floe.plugin.v1.Header
-	24, // 15: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
-	67, // 16: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
-	9,  // 17: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
-	34, // 18: floe.plugin.v1.SinkWaitsResponse.waits:type_name -> floe.plugin.v1.ServiceWait
-	68, // 19: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
-	36, // 20: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
-	69, // 21: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
-	70, // 22: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
-	10, // 23: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
-	9,  // 24: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
-	44, // 25: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
-	46, // 26: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
-	11, // 27: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
-	46, // 28: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
-	49, // 29: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
-	71, // 30: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
-	54, // 31: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	56, // 32: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	56, // 33: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
-	54, // 34: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
-	2,  // 35: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
-	6,  // 36: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
-	12, // 37: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
-	14, // 38: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
-	16, // 39: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
-	59, // 40: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
-	18, // 41: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
-	20, // 42: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
-	22, // 43: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
-	26, // 44: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
-	28, // 45: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
-	30, // 46: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
-	59, // 47: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
-	35, // 48: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
-	38, // 49: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
-	40, // 50: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
-	42, // 51: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
-	45, // 52: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
-	48, // 53: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
-	59, // 54: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
-	32, // 55: floe.plugin.v1.Sink.Waits:input_type -> floe.plugin.v1.SinkWaitsRequest
-	51, // 56: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
-	53, // 57: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
-	57, // 58: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
-	59, // 59: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
-	3,  // 60: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
-	7,  // 61: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
-	13, // 62: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
-	15, // 63: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
-	17, // 64: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
-	60, // 65: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
-	19, // 66: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
-	21, // 67: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
-	23, // 68: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
-	27, // 69: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
-	29, // 70: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
-	31, // 71: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
-	60, // 72: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
-	37, // 73: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
-	39, // 74: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
-	41, // 75: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
-	43, // 76: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
-	47, // 77: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
-	50, // 78: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
-	60, // 79: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
-	33, // 80: floe.plugin.v1.Sink.Waits:output_type -> floe.plugin.v1.SinkWaitsResponse
-	52, // 81: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
-	55, // 82: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
-	58, // 83: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
-	60, // 84: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
-	60, // [60:85] is the sub-list for method output_type
-	35, // [35:60] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	10, // 7: floe.plugin.v1.Batch.shared:type_name -> floe.plugin.v1.SharedRecords
+	64, // 8: floe.plugin.v1.SourceOpenRequest.config:type_name -> floe.plugin.v1.SourceOpenRequest.ConfigEntry
+	9,  // 9: floe.plugin.v1.SourceReadResponse.batches:type_name -> floe.plugin.v1.Batch
+	65, // 10: floe.plugin.v1.SourceCommitRequest.positions:type_name -> floe.plugin.v1.SourceCommitRequest.PositionsEntry
+	66, // 11: floe.plugin.v1.StartPositionsResponse.positions:type_name -> floe.plugin.v1.StartPositionsResponse.PositionsEntry
+	67, // 12: floe.plugin.v1.PartitionsRevokedRequest.positions:type_name -> floe.plugin.v1.PartitionsRevokedRequest.PositionsEntry
+	11, // 13: floe.plugin.v1.AdmitSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	68, // 14: floe.plugin.v1.DeadLetter.headers:type_name -> floe.plugin.v1.DeadLetter.HeadersEntry
+	26, // 15: floe.plugin.v1.DeadLetter.header_list:type_name -> floe.plugin.v1.Header
+	25, // 16: floe.plugin.v1.DeadLetterRequest.records:type_name -> floe.plugin.v1.DeadLetter
+	69, // 17: floe.plugin.v1.PartitionerOpenRequest.config:type_name -> floe.plugin.v1.PartitionerOpenRequest.ConfigEntry
+	31, // 18: floe.plugin.v1.PartitionerOpenResponse.columns:type_name -> floe.plugin.v1.Columns
+	9,  // 19: floe.plugin.v1.PartitionRequest.batch:type_name -> floe.plugin.v1.Batch
+	36, // 20: floe.plugin.v1.SinkWaitsResponse.waits:type_name -> floe.plugin.v1.ServiceWait
+	70, // 21: floe.plugin.v1.SinkOpenRequest.config:type_name -> floe.plugin.v1.SinkOpenRequest.ConfigEntry
+	38, // 22: floe.plugin.v1.SinkOpenRequest.offsets_reset:type_name -> floe.plugin.v1.OffsetsReset
+	71, // 23: floe.plugin.v1.OffsetsReset.positions:type_name -> floe.plugin.v1.OffsetsReset.PositionsEntry
+	72, // 24: floe.plugin.v1.FrontierResponse.positions:type_name -> floe.plugin.v1.FrontierResponse.PositionsEntry
+	11, // 25: floe.plugin.v1.PrepareSchemaRequest.schema:type_name -> floe.plugin.v1.Schema
+	9,  // 26: floe.plugin.v1.WriteRequest.batch:type_name -> floe.plugin.v1.Batch
+	46, // 27: floe.plugin.v1.WriteResponse.rejected:type_name -> floe.plugin.v1.RejectedRecord
+	48, // 28: floe.plugin.v1.FlushResponse.results:type_name -> floe.plugin.v1.WriteResult
+	12, // 29: floe.plugin.v1.SinkCommitRequest.ranges:type_name -> floe.plugin.v1.Range
+	48, // 30: floe.plugin.v1.SinkCommitRequest.results:type_name -> floe.plugin.v1.WriteResult
+	51, // 31: floe.plugin.v1.SinkCommitResponse.commits:type_name -> floe.plugin.v1.TableCommit
+	73, // 32: floe.plugin.v1.MaintenanceOpenRequest.config:type_name -> floe.plugin.v1.MaintenanceOpenRequest.ConfigEntry
+	56, // 33: floe.plugin.v1.CycleResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	58, // 34: floe.plugin.v1.CycleResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	58, // 35: floe.plugin.v1.MaintenanceStatusResponse.tables:type_name -> floe.plugin.v1.TableHealth
+	56, // 36: floe.plugin.v1.MaintenanceStatusResponse.runs:type_name -> floe.plugin.v1.TaskRun
+	2,  // 37: floe.plugin.v1.Describe.Describe:input_type -> floe.plugin.v1.DescribeRequest
+	6,  // 38: floe.plugin.v1.Describe.Validate:input_type -> floe.plugin.v1.ValidateRequest
+	13, // 39: floe.plugin.v1.Source.Open:input_type -> floe.plugin.v1.SourceOpenRequest
+	15, // 40: floe.plugin.v1.Source.Read:input_type -> floe.plugin.v1.SourceReadRequest
+	17, // 41: floe.plugin.v1.Source.Commit:input_type -> floe.plugin.v1.SourceCommitRequest
+	61, // 42: floe.plugin.v1.Source.Close:input_type -> floe.plugin.v1.CloseRequest
+	19, // 43: floe.plugin.v1.SourceHost.StartPositions:input_type -> floe.plugin.v1.StartPositionsRequest
+	21, // 44: floe.plugin.v1.SourceHost.PartitionsRevoked:input_type -> floe.plugin.v1.PartitionsRevokedRequest
+	23, // 45: floe.plugin.v1.SourceHost.AdmitSchema:input_type -> floe.plugin.v1.AdmitSchemaRequest
+	27, // 46: floe.plugin.v1.SourceHost.DeadLetter:input_type -> floe.plugin.v1.DeadLetterRequest
+	29, // 47: floe.plugin.v1.Partitioner.Open:input_type -> floe.plugin.v1.PartitionerOpenRequest
+	32, // 48: floe.plugin.v1.Partitioner.Partition:input_type -> floe.plugin.v1.PartitionRequest
+	61, // 49: floe.plugin.v1.Partitioner.Close:input_type -> floe.plugin.v1.CloseRequest
+	37, // 50: floe.plugin.v1.Sink.Open:input_type -> floe.plugin.v1.SinkOpenRequest
+	40, // 51: floe.plugin.v1.Sink.Frontier:input_type -> floe.plugin.v1.FrontierRequest
+	42, // 52: floe.plugin.v1.Sink.PrepareSchema:input_type -> floe.plugin.v1.PrepareSchemaRequest
+	44, // 53: floe.plugin.v1.Sink.Write:input_type -> floe.plugin.v1.WriteRequest
+	47, // 54: floe.plugin.v1.Sink.Flush:input_type -> floe.plugin.v1.FlushRequest
+	50, // 55: floe.plugin.v1.Sink.Commit:input_type -> floe.plugin.v1.SinkCommitRequest
+	61, // 56: floe.plugin.v1.Sink.Close:input_type -> floe.plugin.v1.CloseRequest
+	34, // 57: floe.plugin.v1.Sink.Waits:input_type -> floe.plugin.v1.SinkWaitsRequest
+	53, // 58: floe.plugin.v1.Maintenance.Open:input_type -> floe.plugin.v1.MaintenanceOpenRequest
+	55, // 59: floe.plugin.v1.Maintenance.Cycle:input_type -> floe.plugin.v1.CycleRequest
+	59, // 60: floe.plugin.v1.Maintenance.Status:input_type -> floe.plugin.v1.MaintenanceStatusRequest
+	61, // 61: floe.plugin.v1.Maintenance.Close:input_type -> floe.plugin.v1.CloseRequest
+	3,  // 62: floe.plugin.v1.Describe.Describe:output_type -> floe.plugin.v1.DescribeResponse
+	7,  // 63: floe.plugin.v1.Describe.Validate:output_type -> floe.plugin.v1.ValidateResponse
+	14, // 64: floe.plugin.v1.Source.Open:output_type -> floe.plugin.v1.SourceOpenResponse
+	16, // 65: floe.plugin.v1.Source.Read:output_type -> floe.plugin.v1.SourceReadResponse
+	18, // 66: floe.plugin.v1.Source.Commit:output_type -> floe.plugin.v1.SourceCommitResponse
+	62, // 67: floe.plugin.v1.Source.Close:output_type -> floe.plugin.v1.CloseResponse
+	20, // 68: floe.plugin.v1.SourceHost.StartPositions:output_type -> floe.plugin.v1.StartPositionsResponse
+	22, // 69: floe.plugin.v1.SourceHost.PartitionsRevoked:output_type -> floe.plugin.v1.PartitionsRevokedResponse
+	24, // 70: floe.plugin.v1.SourceHost.AdmitSchema:output_type -> floe.plugin.v1.AdmitSchemaResponse
+	28, // 71: floe.plugin.v1.SourceHost.DeadLetter:output_type -> floe.plugin.v1.DeadLetterResponse
+	30, // 72: floe.plugin.v1.Partitioner.Open:output_type -> floe.plugin.v1.PartitionerOpenResponse
+	33, // 73: floe.plugin.v1.Partitioner.Partition:output_type -> floe.plugin.v1.PartitionResponse
+	62, // 74: floe.plugin.v1.Partitioner.Close:output_type -> floe.plugin.v1.CloseResponse
+	39, // 75: floe.plugin.v1.Sink.Open:output_type -> floe.plugin.v1.SinkOpenResponse
+	41, // 76: floe.plugin.v1.Sink.Frontier:output_type -> floe.plugin.v1.FrontierResponse
+	43, // 77: floe.plugin.v1.Sink.PrepareSchema:output_type -> floe.plugin.v1.PrepareSchemaResponse
+	45, // 78: floe.plugin.v1.Sink.Write:output_type -> floe.plugin.v1.WriteResponse
+	49, // 79: floe.plugin.v1.Sink.Flush:output_type -> floe.plugin.v1.FlushResponse
+	52, // 80: floe.plugin.v1.Sink.Commit:output_type -> floe.plugin.v1.SinkCommitResponse
+	62, // 81: floe.plugin.v1.Sink.Close:output_type -> floe.plugin.v1.CloseResponse
+	35, // 82: floe.plugin.v1.Sink.Waits:output_type -> floe.plugin.v1.SinkWaitsResponse
+	54, // 83: floe.plugin.v1.Maintenance.Open:output_type -> floe.plugin.v1.MaintenanceOpenResponse
+	57, // 84: floe.plugin.v1.Maintenance.Cycle:output_type -> floe.plugin.v1.CycleResponse
+	60, // 85: floe.plugin.v1.Maintenance.Status:output_type -> floe.plugin.v1.MaintenanceStatusResponse
+	62, // 86: floe.plugin.v1.Maintenance.Close:output_type -> floe.plugin.v1.CloseResponse
+	62, // [62:87] is the sub-list for method output_type
+	37, // [37:62] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_floe_plugin_v1_plugin_proto_init() }
@@ -4312,15 +4489,15 @@ func file_floe_plugin_v1_plugin_proto_init() {
 	if File_floe_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_floe_plugin_v1_plugin_proto_msgTypes[22].OneofWrappers = []any{}
 	file_floe_plugin_v1_plugin_proto_msgTypes[23].OneofWrappers = []any{}
+	file_floe_plugin_v1_plugin_proto_msgTypes[24].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_plugin_v1_plugin_proto_rawDesc), len(file_floe_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   70,
+			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   6,
 		},

@@ -5,7 +5,8 @@
 // it for its frontier.
 //
 // A plugin binary is started by the floe host through hashicorp/go-plugin
-// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC, AutoMTLS). It serves
+// (magic cookie FLOE_PLUGIN, protocol version 2, gRPC; AutoMTLS when the
+// worker's plugin.transport.tls asks for it). It serves
 // the Describe service plus one service per plugin kind it implements. One
 // process hosts every task of one connector for that kind: each Open returns
 // a handle that later calls name.

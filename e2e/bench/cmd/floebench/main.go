@@ -85,6 +85,9 @@ func run(args []string) int {
 	fs.Func("recovery-config", "recovery: key=value[,key=value…] added to (or, with an empty value, removed from) the connector's keys", func(v string) error {
 		return setKeys(o.RecoveryConfig, v)
 	})
+	fs.Func("worker", "every section: worker config key=value[,key=value…] of every floe run (e.g. plugin.transport.tls=true)", func(v string) error {
+		return setKeys(o.Worker, v)
+	})
 	fs.BoolVar(&o.Profile, "profile", o.Profile, "datagen, kafka: perf-profile floe and its plugins (unstripped builds) during the second run")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", o.ProfileSeconds, "length of the perf recording")
 	out := fs.String("out", "", "results file (default bench-results/<date>.md, appended)")
