@@ -30,6 +30,12 @@ var errCommitterArrived = errors.New("the connector's committer moved to this wo
 // the table's frontier and plans again.
 var errCommitRefused = errors.New("cluster commit refused")
 
+// errCommitterLeft is a cluster commit cut short because this worker
+// stopped committing (ctx ended) while the sink was committing: the
+// commit may or may not have landed, so nothing is answered about it.
+// The successor reads the table and decides.
+var errCommitterLeft = errors.New("the committer left during a commit")
+
 // stopAnswerWait bounds, once the connector stops, the wait for the
 // committer's answers: a committer that died with the stopping worker's
 // checkpoints unanswered would hold the stop (and a reconfiguration, or
@@ -222,6 +228,9 @@ func (s *session) commitForCluster(ctx context.Context) error {
 		start := time.Now()
 		req := plan.request(commitID + 1)
 		tcs, err := s.commitClusterRequest(ctx, req)
+		if errors.Is(err, errCommitterLeft) {
+			return nil // the commit's fate is unknown: no answer, the successor decides
+		}
 		if err != nil {
 			return err
 		}
@@ -279,11 +288,11 @@ func (s *session) commitClusterRequest(ctx context.Context, req sdk.CommitReques
 			return tcs, nil
 		}
 		if ctx.Err() != nil {
-			return nil, nil //nolint:nilerr // the committer left: its successor commits
+			return nil, fmt.Errorf("%w: commit %d: %w", errCommitterLeft, req.Checkpoint, err)
 		}
 		if processGone(s.sinkProc, err) {
 			s.sinkFailed(fmt.Sprintf("cluster commit %d", req.Checkpoint), err)
-			return nil, s.ctx.Err()
+			return nil, fmt.Errorf("cluster commit %d: %w", req.Checkpoint, err)
 		}
 		s.c.metrics.CommitFailure()
 		switch {
@@ -294,7 +303,7 @@ func (s *session) commitClusterRequest(ctx context.Context, req sdk.CommitReques
 		}
 		s.c.logger.Warn("cluster commit waits for the sink's service; retrying", "commit", req.Checkpoint, "retry_in", wait, "error", err)
 		if !sleepCtx(ctx, wait) {
-			return nil, nil
+			return nil, fmt.Errorf("%w: commit %d: %w", errCommitterLeft, req.Checkpoint, err)
 		}
 		wait = min(2*wait, t.CommitMaxBackoff)
 	}
