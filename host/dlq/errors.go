@@ -83,7 +83,7 @@ func (r *Reporter) stuck() error {
 // connects a new one.
 func (r *Reporter) settle(err, cause error) error {
 	var ke kafka.Error
-	if !(errors.As(cause, &ke) && refused(ke)) {
+	if !errors.As(cause, &ke) || !refused(ke) {
 		r.errMu.Lock()
 		seen := r.refusal
 		r.errMu.Unlock()

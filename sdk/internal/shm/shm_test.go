@@ -16,7 +16,7 @@ func TestShareAndOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	// Another process would open /proc/<our pid>/fd/<fd>; so do we.
 	g, err := Open(os.Getpid(), f.Fd(), f.Size())
 	if err != nil {
@@ -45,7 +45,7 @@ func TestOpenRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := Open(os.Getpid(), f.Fd(), 4); err == nil || !strings.Contains(err.Error(), "holds 5 bytes, the handle says 4") {
 		t.Errorf("wrong size: %v", err)
 	}
@@ -54,7 +54,7 @@ func TestOpenRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer plain.Close()
+	defer func() { _ = plain.Close() }()
 	if _, err := Open(os.Getpid(), int(plain.Fd()), 0); err == nil || !strings.Contains(err.Error(), "not a sealed memory file") {
 		t.Errorf("unsealed file: %v", err)
 	}
