@@ -13,6 +13,9 @@ import (
 type Services struct {
 	Catalog, CatalogHost string
 	Store, StoreHost     string
+	// LocalStore: the warehouse is a local folder, not a service that can
+	// be down.
+	LocalStore bool
 }
 
 // Services returns the names of c's catalog and object store.
@@ -36,7 +39,7 @@ func (c CatalogConfig) Services() Services {
 	case endpoint != "":
 		s.Store, s.StoreHost = "object store at "+endpoint, host
 	case strings.HasPrefix(wh, "file:") || !strings.Contains(wh, "://"):
-		s.Store = "warehouse at " + wh
+		s.Store, s.LocalStore = "warehouse at "+wh, true
 	default:
 		s.Store = "object store at " + wh
 	}

@@ -91,7 +91,8 @@ func (w *waits) list(connector string) []sdk.ServiceWait {
 // address the error shows (the REST catalog relays the object store's
 // refusal with the store's address in it), else the object store for an
 // S3 API error and the catalog for the catalog's own (a REST error, a
-// Postgres error); both when it cannot tell.
+// Postgres error) or when the warehouse is a local folder; both when it
+// cannot tell.
 func culprit(s lake.Services, err error) string {
 	msg := err.Error()
 	var op *smithy.OperationError
@@ -105,7 +106,8 @@ func culprit(s lake.Services, err error) string {
 	case errors.As(err, &op) && op.ServiceID == "S3":
 		return s.Store
 	case errors.As(err, &op), // Glue's
-		errors.Is(err, rest.ErrRESTError), errors.As(err, &pgErr), errors.As(err, &connectErr):
+		errors.Is(err, rest.ErrRESTError), errors.As(err, &pgErr), errors.As(err, &connectErr),
+		s.LocalStore: // pgx's "conn closed", say
 		return s.Catalog
 	}
 	return s.Catalog + " or " + s.Store

@@ -40,6 +40,11 @@ func TestCulpritNamesTheFailingService(t *testing.T) {
 			t.Errorf("culprit(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
+	// With the warehouse in a local folder only the catalog can be away.
+	pg := lake.CatalogConfig{Type: lake.CatalogSQL, URI: "postgres://floe@127.0.0.1:5432/catalog", Warehouse: "file:///w"}.Services()
+	if got := culprit(pg, errors.New("conn closed")); got != "catalog at postgres://127.0.0.1:5432/catalog" {
+		t.Errorf("culprit(conn closed) on a Postgres catalog with a local warehouse = %q", got)
+	}
 }
 
 // A wait keeps its start across failures, counts them, and ends when the
