@@ -18,7 +18,7 @@ import (
 // TestMaintenanceBoundsMetadata runs a connector committing every 200 ms
 // with the maintenance plugin's defaults (compaction adds its own
 // snapshots) for 900 commits. The snapshots the table keeps must stop
-// growing at max-snapshots (400) plus what the trigger at a quarter more
+// growing at max-snapshots (400) plus what the trigger at an eighth more
 // and expiry's 15 s min interval let in; metadata.json must stay under
 // 512 KiB; the metadata folder must hold about
 // write.metadata.previous-versions-max (50, which the sink sets) files,
@@ -33,7 +33,7 @@ func TestMaintenanceBoundsMetadata(t *testing.T) {
 
 	const (
 		commits = 900
-		// maxSnapshots is the bound: 400 kept, the 500 that trigger a run,
+		// maxSnapshots is the bound: 400 kept, the 450 that trigger a run,
 		// and what the table gains (about 7 a second, compaction's
 		// included) while the cycle compacts and the run plans and
 		// commits. Without the count, 900 commits keep 900 snapshots and

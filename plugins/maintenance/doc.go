@@ -157,19 +157,20 @@
 // every commit interval because the cost is per snapshot:
 //
 //	commit.interval.ms   kept (ingestion commits only)    expiry min interval
-//	300 ms               400, about the last 2 minutes    18 s
-//	1 s                  400, about the last 6½ minutes   1 min
+//	300 ms               400, about the last 2 minutes    15 s
+//	1 s                  400, about the last 6½ minutes   30 s
 //	10 s                 360, the last hour (max-age)     5 min
 //	5 min                12, the last hour (max-age)      5 min
 //
 // (compaction's snapshots shorten the window: at 1 s commits to about 4
 // minutes, and at 10 s commits they may bring the hour over the count). What follows the commit interval is the cadence: the
-// task is due when the table holds a quarter more than max-snapshots
-// (trigger.snapshot-count, 500) and at most every 60 commit intervals,
+// task is due when the table holds an eighth more than max-snapshots
+// (trigger.snapshot-count, 450) and at most every 30 commit intervals,
 // between 15 s and 5 min (min-interval.ms; 5 min when the connector does
-// not set commit.interval.ms). At 1 s commits the table gains about 100
-// snapshots a minute with compaction's, so it holds at most about 500
-// snapshots and its metadata.json about 500 KiB. A set key wins over its
+// not set commit.interval.ms). At 1 s commits the table gains 50 to 80
+// snapshots in 30 s with compaction's, about the trigger's eighth, so it
+// holds about 450 to 520 snapshots at the most and its metadata.json
+// under 512 KiB. A set key wins over its
 // derived default; max-snapshots 0 leaves the age alone. A query still
 // reading a snapshot older than the window may miss files that expiry
 // deleted: raise max-snapshots for long queries on fast-committing tables.

@@ -21,25 +21,29 @@ import "time"
 // every commit interval, because the cost is per snapshot: at commits of
 // 10 s and slower an hour holds fewer than it and the age decides; at
 // faster commits the count does. What follows the commit interval is the
-// cadence: expiry runs once the table holds a quarter more than
+// cadence: expiry runs once the table holds an eighth more than
 // max-snapshots, at most every cadenceCommits commit intervals, so
-// between two runs the table gains about that quarter and its
-// metadata.json stays within max-snapshots × 1.25 snapshots.
+// between two runs the table gains about that eighth and its
+// metadata.json stays near max-snapshots × 1.125 snapshots (a run that
+// starts late, behind a compaction, lets in a little more).
 
 const (
-	// defaultMaxSnapshots is max-snapshots when not set. With a quarter
-	// more between runs, 500 snapshots at the most: the bench's
+	// defaultMaxSnapshots is max-snapshots when not set. With an eighth
+	// more between runs, about 450 snapshots at the most: the bench's
 	// metadata.json at 1 s commits (8 source partitions) is about 0.93 KiB
-	// a snapshot, so about 465 KiB, under the 512 KiB.
+	// a snapshot, so about 420 KiB, under the 512 KiB.
 	defaultMaxSnapshots = 400
 	// ageOnlySnapshotTrigger is expiry's snapshot-count trigger when
 	// max-snapshots is 0 (the age alone decides).
 	ageOnlySnapshotTrigger = 200
 	// cadenceCommits is expiry's min interval in commit intervals: at
-	// 1 s commits a minute, in which the table gains about 100 snapshots
-	// (60 commits and compaction's), the quarter of max-snapshots the
-	// trigger waits for.
-	cadenceCommits = 60
+	// 1 s commits half a minute, in which the table gains 50 to 80
+	// snapshots (30 commits and compaction's, which the head strategy
+	// makes every second or two), about the eighth of max-snapshots the
+	// trigger waits for. At a minute the
+	// table outgrew it between runs: 568 snapshots and a 512.5 KiB
+	// metadata.json in TestMaintenanceBoundsMetadata.
+	cadenceCommits = 30
 	// minExpiryInterval and maxExpiryInterval bound expiry's derived min
 	// interval: an expiry run reads the manifest lists it drops, so not
 	// more than 4 a minute; and not rarer than before the count existed.
@@ -54,14 +58,14 @@ type cadence struct {
 }
 
 // expiryCadence is the expire-snapshots task's snapshot-count trigger and
-// min interval when the config leaves them empty: a quarter over
+// min interval when the config leaves them empty: an eighth over
 // maxSnapshots (ageOnlySnapshotTrigger without a count), and cadenceCommits
 // commit intervals between minExpiryInterval and maxExpiryInterval
 // (maxExpiryInterval when the commit interval is unknown, 0).
 func expiryCadence(commitInterval time.Duration, maxSnapshots int) cadence {
 	c := cadence{snapshotTrigger: ageOnlySnapshotTrigger, minInterval: maxExpiryInterval}
 	if maxSnapshots > 0 {
-		c.snapshotTrigger = int64(maxSnapshots + max(1, maxSnapshots/4))
+		c.snapshotTrigger = int64(maxSnapshots + max(1, maxSnapshots/8))
 	}
 	if commitInterval > 0 {
 		c.minInterval = min(max(cadenceCommits*commitInterval, minExpiryInterval), maxExpiryInterval)
