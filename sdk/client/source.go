@@ -102,6 +102,12 @@ func (t *SourceTask) Read(ctx context.Context, max int) (ReadResult, error) {
 			// shared memory could not be opened, so ask for bytes from
 			// the next task on (a task restart; or the Read retried).
 			t.p.sharedFailed.Store(true)
+			if t.p.hasExited(exitWait) {
+				// It died after it answered, taking its memory files
+				// along: a crash like any other, restarted the normal way.
+				return ReadResult{}, &Error{Plugin: t.p.name, Op: t.label + ": read", Exited: true,
+					Message: "the plugin process ended before its batches' shared memory was opened (" + err.Error() + "): " + t.p.reason()}
+			}
 			return ReadResult{}, t.p.callError(ctx, t.label+": read", err)
 		}
 	}
