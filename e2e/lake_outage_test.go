@@ -17,8 +17,9 @@ import (
 // second, a feeder producing 500 records a second), twice. Commits stall
 // and are retried with backoff; ingestion goes on until
 // checkpoint.max.pending (3) checkpoints wait and the open one holds
-// checkpoint.max.buffered.bytes (256 KiB here), then pauses (records in
-// stop growing); the connector stays RUNNING, and its status says it is
+// checkpoint.max.buffered.bytes (256 KiB here), or sooner when a writer
+// meets a table it has not loaded yet (its write waits for the catalog),
+// then pauses (records in stop growing); the connector stays RUNNING, and its status says it is
 // waiting for the catalog at the REST URI, since the outage began, with
 // the last error. Once the catalog is back (same tables: its SQLite file
 // and the bucket keep them) the waiting checkpoints commit by themselves,
@@ -62,8 +63,8 @@ func TestLakeCatalogOutage(t *testing.T) {
 		if during != before {
 			t.Errorf("%d records were committed while the catalog was down (from %d to %d)", during-before, before, during)
 		}
-		if last.PendingCheckpoints != 3 {
-			t.Errorf("at the end of the outage %d checkpoints wait, want checkpoint.max.pending = 3", last.PendingCheckpoints)
+		if last.PendingCheckpoints < 1 || last.PendingCheckpoints > 3 {
+			t.Errorf("at the end of the outage %d checkpoints wait, want 1 to checkpoint.max.pending (3)", last.PendingCheckpoints)
 		}
 		if last.RecordsIn != atPause.RecordsIn {
 			t.Errorf("ingestion did not pause: records in grew from %d to %d over the outage's last 6 s", atPause.RecordsIn, last.RecordsIn)
