@@ -59,26 +59,14 @@ func ParseSettings(raw map[string]string, client kclient.Config, groupID string)
 	spec := kclient.TopicSpec{Name: name, Key: KeyTopic, CleanupPolicy: "delete",
 		Configs: map[string]string{"retention.ms": strconv.FormatInt(retention.Milliseconds(), 10), "max.message.bytes": strconv.Itoa(maxMessageBytes)}}
 	var err error
-	if spec.Partitions, err = positive(raw, KeyPartitions, DefaultPartitions); err != nil {
+	if spec.Partitions, err = kclient.TopicCount(raw, KeyPartitions, DefaultPartitions); err != nil {
 		return Settings{}, err
 	}
-	if spec.ReplicationFactor, err = positive(raw, KeyReplicationFactor, DefaultReplicationFactor); err != nil {
+	if spec.ReplicationFactor, err = kclient.TopicCount(raw, KeyReplicationFactor, DefaultReplicationFactor); err != nil {
 		return Settings{}, err
 	}
 	s.Topic = spec
 	return s, nil
-}
-
-func positive(raw map[string]string, key string, def int) (int, error) {
-	v := strings.TrimSpace(raw[key])
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || (n < 1 && n != -1) {
-		return 0, fmt.Errorf("worker config: %s: must be a positive integer or -1 (the broker's default), got %q", key, v)
-	}
-	return n, nil
 }
 
 // Transport is one worker's side of the control topic: the topic checked

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -330,4 +331,19 @@ func (a *Admin) waitLeaders(ctx context.Context, spec TopicSpec) (int, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// TopicCount reads a worker key holding a topic's partition count or
+// replication factor: a positive integer, or -1 for the broker's
+// default; def when the key is empty.
+func TopicCount(raw map[string]string, key string, def int) (int, error) {
+	v := strings.TrimSpace(raw[key])
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || (n < 1 && n != -1) {
+		return 0, fmt.Errorf("worker config: %s: must be a positive integer or -1 (the broker's default), got %q", key, v)
+	}
+	return n, nil
 }

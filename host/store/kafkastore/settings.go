@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/floehq/floe/host/kclient"
@@ -64,12 +63,12 @@ func ParseSettings(raw map[string]string) (Settings, error) {
 			return spec, fmt.Errorf("worker config: %s is required: the compacted topic that holds the cluster's %s (floe creates it when missing)", key, holds)
 		}
 		var err error
-		if spec.ReplicationFactor, err = intKey(raw, rfKey, DefaultReplicationFactor); err != nil {
+		if spec.ReplicationFactor, err = kclient.TopicCount(raw, rfKey, DefaultReplicationFactor); err != nil {
 			return spec, err
 		}
 		if partsKey == "" {
 			spec.Partitions, spec.SinglePartition = 1, true
-		} else if spec.Partitions, err = intKey(raw, partsKey, defParts); err != nil {
+		} else if spec.Partitions, err = kclient.TopicCount(raw, partsKey, defParts); err != nil {
 			return spec, err
 		}
 		return spec, nil
@@ -92,19 +91,6 @@ func ParseSettings(raw map[string]string) (Settings, error) {
 		}
 	}
 	return s, nil
-}
-
-// intKey reads a positive integer or -1 (the broker's default).
-func intKey(raw map[string]string, key string, def int) (int, error) {
-	v := strings.TrimSpace(raw[key])
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || (n < 1 && n != -1) {
-		return 0, fmt.Errorf("worker config: %s: must be a positive integer or -1 (the broker's default), got %q", key, v)
-	}
-	return n, nil
 }
 
 // Options are what a store needs beyond the settings.
