@@ -36,17 +36,37 @@ type cluster struct {
 	namespace string
 }
 
-// newCluster starts workers worker-a … and creates n datagen → iceberg
-// connectors on a shared Postgres catalog, connector i through worker
-// i mod workers (the leader answers, forwarded to it when it is another).
+// newCluster starts workers worker-a … on a private Kafka cluster of
+// clusterBrokers nodes and creates n datagen → iceberg connectors on a
+// shared Postgres catalog, connector i through worker i mod workers (the
+// leader answers, forwarded to it when it is another).
 func newCluster(t *testing.T, ctx context.Context, env harness.Env, workers, n int) *cluster {
 	t.Helper()
 	return newClusterWith(t, ctx, env, workers, n, nil)
 }
 
+// clusterBrokers is the number of Kafka nodes a cluster test runs on:
+// FLOE_E2E_CLUSTER_BROKERS, by default 3 (the workers' internal topics
+// replicated 3 times with min.insync.replicas 2, as in production); 1
+// uses the shared services' broker.
+func clusterBrokers(t *testing.T) int {
+	v := os.Getenv("FLOE_E2E_CLUSTER_BROKERS")
+	if v == "" {
+		return 3
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("FLOE_E2E_CLUSTER_BROKERS=%q: want a number of Kafka nodes, 1 or more", v)
+	}
+	return n
+}
+
 // newClusterWith is newCluster with extra connector keys.
 func newClusterWith(t *testing.T, ctx context.Context, env harness.Env, workers, n int, extra map[string]string) *cluster {
 	t.Helper()
+	if n := clusterBrokers(t); n > 1 {
+		env = harness.StartBrokers(t, env, n).Env(env)
+	}
 	c := &cluster{t: t, env: env, ctx: ctx, byID: map[string]*harness.Floe{}, keys: harness.ClusterKeys(env), namespace: harness.UniqueName("e2e_dist")}
 	var ws []*harness.Floe
 	for i := range workers {

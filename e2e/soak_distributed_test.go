@@ -19,19 +19,21 @@ import (
 )
 
 // distCycles are the distributed soak's cycle kinds.
-var distCycles = []string{"kill-owner", "kill-other", "freeze", "rolling-restart", "kill-leader-config"}
+var distCycles = []string{"kill-owner", "kill-other", "freeze", "rolling-restart", "kill-leader-config", "kill-broker"}
 
 // TestDistributedSoak is the distributed soak (e2e/soak/run --distributed,
 // make soak-distributed); it runs only when FLOE_SOAK_DISTRIBUTED_CYCLES
 // is set. A kafka → iceberg connector (the crash soak's rig) runs on a
-// cluster of three `floe distributed` workers while the feeder produces;
-// each cycle draws one of distCycles: kill -9 of the worker that runs the
+// cluster of three `floe distributed` workers on a private Kafka cluster
+// of clusterBrokers nodes (3 by default) while the feeder produces; each
+// cycle draws one of distCycles: kill -9 of the worker that runs the
 // connector, kill -9 of another worker (each restarted once the cluster
 // noticed), SIGSTOP of a worker (and its plugins) for the session
 // timeout plus 4 s then SIGCONT, a rolling restart (SIGTERM, start) of
 // the three, or kill -9 of the leader while it writes a config change
 // (commit.interval.ms flips between 1000 and 1500 ms; the change is sent
-// again through a survivor). After every cycle the connector must be
+// again through a survivor), or kill -9 of a Kafka node, down for the
+// session timeout plus 4 s, then started again (only on a cluster). After every cycle the connector must be
 // RUNNING on one worker, nothing FAILED, and the table must hold every
 // record produced so far exactly once (the crash soak's check, DuckDB;
 // PyIceberg every tenth cycle and the last). It prints a line per cycle
@@ -68,6 +70,16 @@ func TestDistributedSoak(t *testing.T) {
 	env := harness.Require(t, harness.FloeBinary, harness.Plugin("kafka"), harness.Plugin("partitioners"), harness.Plugin("iceberg"),
 		harness.Kafka, harness.SchemaRegistry, harness.Postgres, harness.Readers)
 	ctx := harness.Context(t, time.Duration(cycles)*3*time.Minute+10*time.Minute)
+	var brokers *harness.Brokers
+	if n := clusterBrokers(t); n > 1 {
+		brokers = harness.StartBrokers(t, env, n)
+		env = brokers.Env(env)
+	} else {
+		kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "kill-broker" })
+	}
+	if len(kinds) == 0 {
+		t.Fatalf("FLOE_SOAK_KINDS: kill-broker needs a Kafka cluster (FLOE_E2E_CLUSTER_BROKERS > 1)")
+	}
 	seed := crashSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0x64736f616b))
 	t.Logf("distributed soak: %d cycles over 3 workers, %d records/s, kinds %s, seed %d (FLOE_CRASH_SEED=%d replays it)",
@@ -75,7 +87,7 @@ func TestDistributedSoak(t *testing.T) {
 
 	start := time.Now()
 	r := newRig(t, ctx, rigOptions{env: env, partitions: 6, initial: 5_000, rate: rate, name: "dsoak", workers: 3})
-	d := &distSoak{t: t, ctx: ctx, r: r, rng: rng, session: 6 * time.Second}
+	d := &distSoak{t: t, ctx: ctx, r: r, rng: rng, session: 6 * time.Second, brokers: brokers}
 	byKind := map[string][3]int64{} // cycles, lost, duplicated
 	var total [3]int64
 	var last checkResult
@@ -132,6 +144,9 @@ type distSoak struct {
 	rng     *rand.Rand
 	session time.Duration
 	flip    bool // the next config change's commit.interval.ms: 1500 when set
+	// brokers is the private Kafka cluster the rig runs on; nil on the
+	// shared services' broker.
+	brokers *harness.Brokers
 }
 
 // cycle runs one cycle of kind and returns a note for its line. It ends
@@ -211,6 +226,13 @@ func (d *distSoak) cycle(kind string) string {
 			d.t.Errorf("after the leader's kill: %s's config has commit.interval.ms %q (err %v), want %s", d.r.conn.Name, got["commit.interval.ms"], err, interval)
 		}
 		note = fmt.Sprintf("killed the leader %s writing commit.interval.ms=%s; applied", harness.WorkerID(leader), interval)
+	case "kill-broker":
+		node := d.rng.IntN(d.brokers.Nodes())
+		down := d.session + 4*time.Second
+		d.brokers.Stop(node, syscall.SIGKILL)
+		time.Sleep(down)
+		d.brokers.Start(node)
+		note = fmt.Sprintf("killed kafka node %d for %s; the connector was on %s", node+1, down, harness.WorkerID(owner))
 	default:
 		d.t.Fatalf("no distributed cycle kind %q", kind)
 	}
