@@ -12,6 +12,14 @@ import (
 // adds to every plugin's config.
 const KeyDataDir = "floe.data.dir"
 
+// KeyMemoryBytes is the key of the plugin process's share of the worker's
+// memory budget (memory.max.bytes), in bytes, which the host adds to every
+// plugin's config when the worker has a budget. The host also sets the
+// process's GOMEMLIMIT to it. A plugin sizes what it buffers to it: the
+// kafka source its fetch queues and record buffer, the iceberg sink its
+// open data files. Absent means no budget.
+const KeyMemoryBytes = "floe.memory.bytes"
+
 // Config is a connector's config as one component sees it: the keys of the
 // connector that the component's [Spec] declares (exactly or by a prefix
 // field) plus floe.data.dir, with the component's defaults filled in. The

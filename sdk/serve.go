@@ -16,6 +16,7 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	"github.com/floehq/floe/sdk/internal/handshake"
+	"github.com/floehq/floe/sdk/internal/procmem"
 )
 
 // closeTimeout bounds how long a stopping server waits for the Close of
@@ -67,6 +68,9 @@ func Serve(components ...Component) {
 	sigterm := make(chan os.Signal, 1)
 	signal.Notify(sigterm, syscall.SIGTERM)
 	go watchParent(ctx, srv, os.Getppid(), parentPoll, sigterm)
+	// Start-up touched most of the binary once; the steady state needs
+	// little of it (see package procmem).
+	procmem.Release()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  handshake.Config(),
 		VersionedPlugins: map[int]plugin.PluginSet{handshake.ProtocolVersion: srv.pluginSet()},

@@ -27,6 +27,7 @@ type Options struct {
 	// Section 2, kafka → iceberg.
 	KafkaRecords    int64
 	KafkaPartitions int
+	KafkaTasks      int // tasks.max, and the bare consumers and raw goroutines
 
 	// Section 3, freshness.
 	FreshDuration      time.Duration // the 1 s-commit run (commit latency series)
@@ -78,6 +79,12 @@ type Options struct {
 	DistRebalances int           // joins and leaves (each) of a fourth worker
 	DistConnectors int           // connectors during the rebalances
 
+	// Paced section (issue 14): floe's CPU at a steady rate.
+	PacedRate   float64       // records/s produced throughout
+	PacedCommit time.Duration // commit.interval.ms
+	PacedWarmup time.Duration // after the first commit, before the window
+	PacedWindow time.Duration // the measured window
+
 	// Worker holds worker config keys every floe run gets (for example
 	// plugin.transport.tls=true), beyond the harness's.
 	Worker map[string]string
@@ -104,6 +111,7 @@ func Defaults(repo string, quick bool) Options {
 		TargetFileSize:  128 << 20,
 		KafkaRecords:    5_000_000,
 		KafkaPartitions: 6,
+		KafkaTasks:      2,
 
 		FreshDuration:      30 * time.Minute,
 		FreshShortDuration: 5 * time.Minute,
@@ -152,6 +160,11 @@ func Defaults(repo string, quick bool) Options {
 		DistRebalances: 2,
 		DistConnectors: 4,
 
+		PacedRate:   20_000,
+		PacedCommit: time.Second,
+		PacedWarmup: 30 * time.Second,
+		PacedWindow: 90 * time.Second,
+
 		Worker:         map[string]string{},
 		ProfileSeconds: 15,
 		ResultsDir:     filepath.Join(repo, "bench-results"),
@@ -173,6 +186,8 @@ func Defaults(repo string, quick bool) Options {
 		o.DistKills = 3
 		o.DistCostWindow = 15 * time.Second
 		o.DistRebalances = 1
+		o.PacedWarmup = 15 * time.Second
+		o.PacedWindow = 30 * time.Second
 	}
 	return o
 }

@@ -23,6 +23,11 @@ type ProcSample struct {
 	Name string // executable's basename
 	// RSSKB and HWMKB are VmRSS and VmHWM (peak RSS) of /proc/<pid>/status.
 	RSSKB, HWMKB int64
+	// AnonKB is RssAnon + RssShmem: the process's own memory, without the
+	// pages of its binary and other files it maps (RssFile), which the
+	// kernel can drop and read again. PeakAnonKB is the largest AnonKB
+	// a ProcWatch saw.
+	AnonKB, PeakAnonKB int64
 	// CPU is user + system time so far.
 	CPU time.Duration
 }
@@ -67,6 +72,8 @@ func ReadProc(pid int) (ProcSample, error) {
 			s.RSSKB = parseKB(v)
 		case "VmHWM":
 			s.HWMKB = parseKB(v)
+		case "RssAnon", "RssShmem":
+			s.AnonKB += parseKB(v)
 		}
 	}
 	return s, nil
@@ -116,6 +123,8 @@ type ProcWatch struct {
 
 	mu      sync.Mutex
 	peakSum int64
+	// peakAnon is the largest summed AnonKB.
+	peakAnon int64
 	procs   map[int]ProcSample // latest reading of every process seen
 	samples int
 }
@@ -138,7 +147,7 @@ func (w *ProcWatch) run() {
 			pids = append([]int{w.root}, Children(w.root)...)
 			lastList = time.Now()
 		}
-		var sum int64
+		var sum, anon int64
 		w.mu.Lock()
 		for _, pid := range pids {
 			s, err := ReadProc(pid)
@@ -146,9 +155,12 @@ func (w *ProcWatch) run() {
 				continue
 			}
 			sum += s.RSSKB
+			anon += s.AnonKB
+			s.PeakAnonKB = max(s.AnonKB, w.procs[pid].PeakAnonKB)
 			w.procs[pid] = s
 		}
 		w.peakSum = max(w.peakSum, sum)
+		w.peakAnon = max(w.peakAnon, anon)
 		w.samples++
 		w.mu.Unlock()
 		select {
@@ -174,6 +186,14 @@ func (w *ProcWatch) PeakSumKB() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.peakSum
+}
+
+// PeakAnonSumKB is the largest summed AnonKB seen: the processes' own
+// memory without the file pages they map.
+func (w *ProcWatch) PeakAnonSumKB() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.peakAnon
 }
 
 // Procs returns the latest reading of every process seen, by pid.

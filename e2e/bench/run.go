@@ -171,9 +171,9 @@ func sumCPU(cpu map[string]time.Duration) time.Duration {
 func procMemTable(procs []ProcSample) ([]string, [][]string) {
 	rows := [][]string{}
 	for _, p := range procs {
-		rows = append(rows, []string{ShortName(p.Name), strconv.Itoa(p.PID), F(float64(p.HWMKB)/1024, 0)})
+		rows = append(rows, []string{ShortName(p.Name), strconv.Itoa(p.PID), F(float64(p.HWMKB)/1024, 0), F(float64(p.PeakAnonKB)/1024, 0)})
 	}
-	return []string{"process", "pid", "VmHWM MiB"}, rows
+	return []string{"process", "pid", "VmHWM MiB", "peak anon + shmem MiB"}, rows
 }
 
 func joinKeys(m map[string]string) string {

@@ -22,6 +22,7 @@ type floeThroughput struct {
 	// commit in the table (a cross-check of the window's rate).
 	CommittedRate float64
 	PeakRSSKB     int64
+	PeakAnonKB    int64 // summed RssAnon + RssShmem: without mapped file pages
 	Procs         []ProcSample
 	Profile       string
 }
@@ -183,6 +184,7 @@ func datagenFloeRun(t *T, env harness.Env, o Options, cfg map[string]string, mea
 	}
 	res.AvroBytes = res.Records * meanAvro
 	res.PeakRSSKB = run.Procs.PeakSumKB()
+	res.PeakAnonKB = run.Procs.PeakAnonSumKB()
 	res.Procs = run.Procs.Procs()
 	run.Stop()
 	if res.Wall < 2*o.CommitInterval {

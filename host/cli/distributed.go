@@ -13,6 +13,7 @@ import (
 	"github.com/floehq/floe/host/store"
 	"github.com/floehq/floe/host/store/kafkastore"
 	"github.com/floehq/floe/host/worker"
+	"github.com/floehq/floe/sdk/client"
 )
 
 type distributedOpts struct {
@@ -136,6 +137,7 @@ func (a *App) runDistributed(ctx context.Context, args []string) error {
 		_ = h.Close(context.WithoutCancel(ctx))
 		return fmt.Errorf("start the worker: %w", err)
 	}
+	client.ReleaseStartupPages()
 
 	failed := svc.open(runCtx, wc, w, h, auth, logs)
 	herded := make(chan error, 1)

@@ -14,6 +14,7 @@ import (
 	"github.com/floehq/floe/host/rest"
 	"github.com/floehq/floe/host/standalone"
 	"github.com/floehq/floe/host/worker"
+	"github.com/floehq/floe/sdk/client"
 )
 
 // runningWorker is a started worker as `floe standalone` drives it.
@@ -44,6 +45,7 @@ func (a *App) startWorker(ctx context.Context, wc worker.Config, logs *rest.Logg
 	if err != nil {
 		return nil, fmt.Errorf("start the worker: %w", err)
 	}
+	client.ReleaseStartupPages()
 	return w, nil
 }
 

@@ -178,6 +178,10 @@ type Settings struct {
 	Retry              RetryPolicy
 	Processes          map[sdk.Kind]ProcessLimits
 	DLQ                dlq.Config
+	// Memory holds each plugin process's part of the connector's memory
+	// share (Options.MemoryBytes), which it receives as floe.memory.bytes;
+	// nil without a budget.
+	Memory map[sdk.Kind]int64
 }
 
 // RetryPolicy is how failed connectors and tasks are restarted.
@@ -263,6 +267,11 @@ func ParseSettings(name string, cfg map[string]string) (Settings, error) {
 	s.DLQ = d
 	return s, nil
 }
+
+// ParseBytes reads a size: bytes, or a number with a unit KiB, MiB, GiB
+// or TiB (K, M, G, T, KB, MB, GB, TB mean the same), as process.<kind>
+// .memory takes it; the worker's memory.max.bytes too.
+func ParseBytes(v string) (int64, error) { return parseBytes(v) }
 
 // parseBytes reads "536870912", "512MiB", "512M", "2GB" (binary units).
 func parseBytes(v string) (int64, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type Options struct {
 	// runs; nil runs all of it here (standalone).
 	Share  *Share
 	Tuning Tuning
+	// MemoryBytes is the connector's share of the worker's memory budget
+	// (memory.max.bytes), divided among its plugin processes (see
+	// memoryWeights); 0 sets no budget.
+	MemoryBytes int64
 }
 
 // Connector runs one connector: its plugin processes, its pipelines, its
@@ -110,6 +115,7 @@ func Start(ctx context.Context, opts Options) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
+	set.applyMemory(opts.MemoryBytes)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -214,7 +220,11 @@ func (c *Connector) stopping() bool {
 // pluginConfig is the config the plugin of kind receives: the keys its
 // component declares, plus floe.data.dir (see [PluginConfig]).
 func (c *Connector) pluginConfig(k sdk.Kind) map[string]string {
-	return PluginConfig(c.opts.Components[k].Fields, c.opts.Config, c.opts.DataDir)
+	cfg := PluginConfig(c.opts.Components[k].Fields, c.opts.Config, c.opts.DataDir)
+	if b := c.settings.Memory[k]; b > 0 {
+		cfg[sdk.KeyMemoryBytes] = strconv.FormatInt(b, 10)
+	}
+	return cfg
 }
 
 // closeCtx returns a context for closing things: it survives the end of

@@ -14,6 +14,7 @@ import (
 
 	"github.com/floehq/floe/host/compat"
 	"github.com/floehq/floe/host/providers"
+	"github.com/floehq/floe/host/runtime"
 )
 
 // Worker config keys (a flat JSON object of strings, as Connect's worker
@@ -33,6 +34,9 @@ const (
 	// sealed memory files (docs/architecture.md, "Batches in shared
 	// memory").
 	KeyPluginSharedMemory = "plugin.transport.shared.memory"
+	// KeyMemoryMaxBytes bounds what floe and its plugin processes hold
+	// (docs/architecture.md, "Memory").
+	KeyMemoryMaxBytes = "memory.max.bytes"
 	// The REST API's safety settings (docs/security.md): PEM certificate
 	// and key of https listeners (named after Connect's
 	// listeners.https.ssl.*), and the files of accepted credentials.
@@ -55,12 +59,14 @@ const (
 	DefaultPluginTLS = false
 	// DefaultPluginSharedMemory: batches skip the host's copies.
 	DefaultPluginSharedMemory = true
+	// DefaultMemoryMaxBytes is memory.max.bytes when unset.
+	DefaultMemoryMaxBytes = 512 << 20
 )
 
 // workerKeys lists every accepted key, for the unknown-key check.
 func workerKeys() []string {
 	return []string{KeyListeners, KeyPluginPath, KeyDataDir, KeyConfigDir, KeyWorkerID, KeyLogLevel, KeyShutdownTimeout,
-		KeyPluginTLS, KeyPluginSharedMemory, KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
+		KeyPluginTLS, KeyPluginSharedMemory, KeyMemoryMaxBytes, KeyTLSCert, KeyTLSKey, KeyRESTBasicFile, KeyRESTBearerFile}
 }
 
 // Config is a worker's config.
@@ -91,6 +97,9 @@ type Config struct {
 	// memory files, only handles through the host
 	// (plugin.transport.shared.memory).
 	PluginSharedMemory bool
+	// MemoryMaxBytes bounds what the worker and its plugin processes hold
+	// (memory.max.bytes); 0 sets no bound.
+	MemoryMaxBytes int64
 	// TLSCert and TLSKey are the PEM files of https listeners.
 	TLSCert, TLSKey string
 	// RESTBasicFile holds the REST API's users ("user: password" lines)
@@ -159,6 +168,7 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 		ShutdownTimeout:    DefaultShutdownTimeout,
 		PluginTLS:          DefaultPluginTLS,
 		PluginSharedMemory: DefaultPluginSharedMemory,
+		MemoryMaxBytes:     DefaultMemoryMaxBytes,
 		TLSCert:            get(KeyTLSCert, ""),
 		TLSKey:             get(KeyTLSKey, ""),
 		RESTBasicFile:      get(KeyRESTBasicFile, ""),
@@ -205,6 +215,17 @@ func ConfigFromMap(raw map[string]string, file string) (Config, error) {
 				return Config{}, fmt.Errorf("worker config %s: %s: %q is not true or false", file, key, v)
 			}
 			*dst = b
+		}
+	}
+	if v := strings.TrimSpace(raw[KeyMemoryMaxBytes]); v != "" {
+		if v == "0" {
+			c.MemoryMaxBytes = 0
+		} else {
+			n, err := runtime.ParseBytes(v)
+			if err != nil || n < 256<<20 {
+				return Config{}, fmt.Errorf("worker config %s: %s: %q is not a size of at least 256MiB (bytes, or with KiB, MiB, GiB), or 0 for no bound", file, KeyMemoryMaxBytes, v)
+			}
+			c.MemoryMaxBytes = n
 		}
 	}
 	// Plugins get the data dir in their config and may run elsewhere:

@@ -71,12 +71,14 @@ func (w *Worker) setTarget(ctx context.Context, name string, target store.Target
 // its effective config (Connect's keys translated); the stored one stays
 // as given.
 func (w *Worker) runtimeOptions(c *conn, paused bool) runtime.Options {
+	mem := w.connectorMemory()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return runtime.Options{
 		Name: c.name, Config: w.effective(c.config), Components: maps.Clone(c.comps),
 		DataDir: w.cfg.DataDir, Plugins: w.plugins, Offsets: w.offsets, Statuses: w.statuses,
 		Metrics: w.metrics.Connector(c.name), Logger: w.logger, Paused: paused, Tuning: w.deps.Tuning,
+		MemoryBytes: mem,
 	}
 }
 

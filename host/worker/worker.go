@@ -181,6 +181,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	limitHostMemory(cfg.MemoryMaxBytes)
 	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
 	w := &Worker{
 		cfg: cfg, plugins: withTransport(deps.Plugins, cfg), logger: logger, deps: deps,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -561,8 +563,13 @@ func TestConfig(t *testing.T) {
 	if c, err := ParseConfig([]byte(`{"plugin.transport.tls": "true"}`), "w.json"); err != nil || !c.PluginTLS {
 		t.Fatalf("plugin.transport.tls=true: %+v %v", c, err)
 	}
-	if !c.PluginSharedMemory {
-		t.Fatalf("shared memory default: %+v", c)
+	if c.MemoryMaxBytes != DefaultMemoryMaxBytes || !c.PluginSharedMemory {
+		t.Fatalf("memory and shared memory defaults: %+v", c)
+	}
+	for v, want := range map[string]int64{"1GiB": 1 << 30, "0": 0, "268435456": 256 << 20} {
+		if c, err := ParseConfig([]byte(`{"memory.max.bytes": "`+v+`"}`), "w.json"); err != nil || c.MemoryMaxBytes != want {
+			t.Errorf("memory.max.bytes=%s: %d %v, want %d", v, c.MemoryMaxBytes, err, want)
+		}
 	}
 	c, _ = ParseConfig([]byte(`{}`), "w.json")
 	wantDir, _ := filepath.Abs(DefaultDataDir)
@@ -573,7 +580,8 @@ func TestConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "w.json") || !strings.Contains(err.Error(), `"plugin.paht"`) || !strings.Contains(err.Error(), `did you mean "plugin.path"`) {
 		t.Fatalf("unknown key: %v", err)
 	}
-	for _, bad := range []string{`{"listeners": "localhost"}`, `{"log.level": "loud"}`, `{"task.shutdown.graceful.timeout.ms": "-1"}`, `{"data.dir": 3}`, `{"plugin.transport.tls": "maybe"}`, `{"plugin.transport.shared.memory": "maybe"}`} {
+	for _, bad := range []string{`{"listeners": "localhost"}`, `{"log.level": "loud"}`, `{"task.shutdown.graceful.timeout.ms": "-1"}`, `{"data.dir": 3}`, `{"plugin.transport.tls": "maybe"}`,
+		`{"plugin.transport.shared.memory": "maybe"}`, `{"memory.max.bytes": "100MiB"}`, `{"memory.max.bytes": "lots"}`} {
 		if _, err := ParseConfig([]byte(bad), "w.json"); err == nil || !strings.Contains(err.Error(), "w.json") {
 			t.Errorf("%s: %v", bad, err)
 		}
@@ -848,5 +856,52 @@ func TestPluginTransport(t *testing.T) {
 		if want := map[bool]int64{false: 0, true: starts}[tls]; withTLS != want {
 			t.Errorf("plugin.transport.tls=%v: %d of %d starts asked for TLS, want %d", tls, withTLS, starts, want)
 		}
+	}
+}
+
+// TestMemoryBudget: memory.max.bytes, less the host's part, is shared
+// among the connectors the worker runs; each sink learns its process's
+// part as floe.memory.bytes.
+func TestMemoryBudget(t *testing.T) {
+	// The worker sets this process's GOMEMLIMIT to the host's part.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	fp := newFakePlugins()
+	w, err := New(context.Background(), Config{DataDir: t.TempDir(), WorkerID: "w1", MemoryMaxBytes: 1 << 30}, Deps{
+		Plugins: fp,
+		Tuning:  runtime.Tuning{ReadPoll: 10 * time.Millisecond, CloseTimeout: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.Close(ctx)
+	}()
+	sinkShare := func(i int) int64 {
+		fp.mu.Lock()
+		defer fp.mu.Unlock()
+		if len(fp.sinkCfgs) <= i {
+			return -1
+		}
+		n, _ := strconv.ParseInt(fp.sinkCfgs[i][sdk.KeyMemoryBytes], 10, 64)
+		return n
+	}
+	for i, name := range []string{"a", "b"} {
+		cfg := baseConfig()
+		cfg["gen.count"] = "0"
+		if _, err := w.CreateConnector(context.Background(), name, cfg, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, name+" running", running(w, name, 2))
+		waitFor(t, name+"'s sink open", func() bool { return sinkShare(i) >= 0 })
+	}
+	first, second := sinkShare(0), sinkShare(1)
+	perConnector := (1<<30 - hostMemory(1<<30))
+	if first <= 0 || first >= int64(perConnector) {
+		t.Fatalf("the first connector's sink got %d of the budget's %d for connectors", first, perConnector)
+	}
+	if second < first*45/100 || second > first*55/100 {
+		t.Errorf("with two connectors the second's sink got %d, the first's (alone) %d: want about half", second, first)
 	}
 }

@@ -190,6 +190,10 @@ func checkTableList(v string) error {
 type settings struct {
 	tables []string
 
+	// memoryBytes is the process's share of the worker's memory budget
+	// (sdk.KeyMemoryBytes); 0 without one.
+	memoryBytes int64
+
 	catalog lake.CatalogConfig
 
 	autoCreate     bool
@@ -277,6 +281,7 @@ func readSettings(cfg sdk.Config, raw map[string]string) (settings, error) {
 	}
 	s.transientTimeout = r.Duration(keyRetryTransientTimeout)
 	s.requestTimeout = r.Duration(keyRequestTimeout)
+	s.memoryBytes, _ = strconv.ParseInt(cfg.String(sdk.KeyMemoryBytes), 10, 64)
 	if err := r.Err(); err != nil {
 		errs = append(errs, err)
 	}

@@ -110,6 +110,9 @@ func (s sink) Open(ctx context.Context, req sdk.SinkOpenRequest) (sdk.SinkTask, 
 		tables:      map[string]*tableState{},
 		schemas:     map[int64]*arrow.Schema{},
 	}
+	if cfg.memoryBytes > 0 {
+		t.rowGroupBytes = int64(float64(cfg.memoryBytes)*rowGroupPart) / int64(writers)
+	}
 	for i := range writers {
 		t.writers = append(t.writers, newWriter(t, i)) //nolint:contextcheck // a writer lives as long as the task (t.life), not this call
 	}
@@ -166,6 +169,10 @@ type task struct {
 	// closeMu lets Close wait for Writes that are handing items over.
 	closeMu sync.RWMutex
 	writers []*writer
+	// rowGroupBytes bounds the Arrow bytes of a writer's row group, from
+	// the process's share of the memory budget (0: no budget; the table's
+	// row-group limit applies).
+	rowGroupBytes int64
 
 	// unrouted counts records skipped for reaching no table; Flush logs
 	// them and Skipped hands them to the host.

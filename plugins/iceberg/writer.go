@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -33,6 +35,20 @@ const pipelineBuffer = 2
 // column, page bookkeeping), which at 1 s checkpoints cost more than the
 // rows did. Gathering costs one copy.
 const coalesceRows = 8192
+
+// rowGroupPart is the part of the process's memory share (see
+// task.rowGroupBytes) the writers' row groups take together, counted in
+// Arrow bytes. A Parquet writer holds a row group, encoded, until it has
+// write.parquet.row-group-limit rows (a million by default), then writes
+// it out; bounding its rows bounds that memory and keeps files at their
+// target size. Encoded rows are smaller than Arrow's, so the row groups
+// take less than this part; the rest of the share holds the writers'
+// queues, the batches being split and Go's garbage collector's slack.
+const rowGroupPart = 0.5
+
+// minRowGroupRows is the least row-group limit the budget sets: fewer rows
+// per group cost more in Parquet metadata and encoding than they save.
+const minRowGroupRows = 16 << 10
 
 // writeItem is one entry of a writer's queue: a sub-batch for one table,
 // or a flush marker.
@@ -63,6 +79,9 @@ type writer struct {
 	// Owned by the writer goroutine.
 	plans map[int64]*rowPlan // by schema id
 	open  map[uint64]*checkpointWrite
+	// loggedRows: the row-group limit the memory budget set was logged at
+	// info once.
+	loggedRows bool
 
 	mu  sync.Mutex
 	err error // sticky: the first failure fails every later Write and Flush
@@ -192,10 +211,35 @@ func (w *writer) write(it writeItem) error {
 		p = nil
 	}
 	if p == nil {
-		p = w.startPipeline(view)
+		p = w.startPipeline(view, w.rowGroupRows(it.table.name, out))
 		tw.current = p
 	}
 	return p.send(out)
+}
+
+// rowGroupRows is the row-group limit that keeps a writer's row group
+// within its share of the memory budget, estimated from a batch's Arrow
+// bytes per row; 0 without a budget (the table's limit applies). It is
+// never above a limit the write properties set.
+func (w *writer) rowGroupRows(tableName string, rec arrow.RecordBatch) int {
+	b := w.t.rowGroupBytes
+	if b <= 0 || rec.NumRows() == 0 {
+		return 0
+	}
+	perRow := max(recordBytes(rec)/rec.NumRows(), 1)
+	rows := int(min(max(b/perRow, minRowGroupRows), table.ParquetRowGroupLimitDefault))
+	if v, ok := w.t.cfg.writeProps[table.ParquetRowGroupLimitKey]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			rows = min(rows, n)
+		}
+	}
+	level := slog.LevelDebug
+	if !w.loggedRows {
+		w.loggedRows, level = true, slog.LevelInfo
+	}
+	w.t.log.Log(w.t.life, level, "row groups sized to the writer's share of memory.max.bytes: files keep their target size and are written out every row group",
+		"writer", w.id, "table", tableName, "row_group_rows", rows, "arrow_bytes_per_row", perRow, "budget_bytes", b)
+	return rows
 }
 
 // plan returns the row plan of a batch schema.
@@ -396,7 +440,7 @@ type pipeline struct {
 	err   error
 }
 
-func (w *writer) startPipeline(view tableView) *pipeline {
+func (w *writer) startPipeline(view tableView, rowGroupRows int) *pipeline {
 	p := &pipeline{
 		version: view.version,
 		tbl:     view.tbl,
@@ -424,9 +468,14 @@ func (w *writer) startPipeline(view tableView) *pipeline {
 		// sequential: iceberg-go's fan-out takes each partition's rows
 		// with a goroutine per column otherwise, which costs more than
 		// it saves on the batches a second's checkpoint brings.
-		for df, err := range table.WriteRecords(sequential(w.t.life), tbl, view.target, records,
+		opts := []table.WriteRecordOption{
 			table.WithTargetFileSize(w.t.cfg.targetFileSize),
-			table.WithRecordBatchBufferSize(pipelineBuffer)) {
+			table.WithRecordBatchBufferSize(pipelineBuffer),
+		}
+		if rowGroupRows > 0 {
+			opts = append(opts, table.WithParquetRowGroupLimit(rowGroupRows))
+		}
+		for df, err := range table.WriteRecords(sequential(w.t.life), tbl, view.target, records, opts...) {
 			if err != nil {
 				p.err = err
 				return

@@ -119,7 +119,7 @@ func spec() sdk.Spec {
 		sdk.String(KeyBootstrapServers).Require().InGroup(gKafka).Rank(sdk.High).WithExample("broker1:9092,broker2:9092").
 			Describe("Kafka brokers to bootstrap from, host:port, comma separated."),
 		sdk.Prefix(KeyKafkaPrefix).InGroup(gKafka).WithExample("kafka.fetch.max.bytes").
-			Describe("Any librdkafka consumer setting, prefixed with \"kafka.\" (see librdkafka's CONFIGURATION.md). The plugin sets group.id (consumer.group.id), auto.offset.reset (consumer.auto.offset.reset), enable.auto.commit and enable.auto.offset.store itself; it also defaults partition.assignment.strategy to cooperative-sticky, client.id to floe-<connector>-<task>, session.timeout.ms to 10000, reconnect.backoff.max.ms to 1000 and queued.max.messages.kbytes to half of buffer.max.bytes; group.instance.id follows consumer.static.membership."),
+			Describe("Any librdkafka consumer setting, prefixed with \"kafka.\" (see librdkafka's CONFIGURATION.md). The plugin sets group.id (consumer.group.id), auto.offset.reset (consumer.auto.offset.reset), enable.auto.commit and enable.auto.offset.store itself; it also defaults partition.assignment.strategy to cooperative-sticky, client.id to floe-<connector>-<task>, session.timeout.ms to 10000, reconnect.backoff.max.ms to 1000, fetch.min.bytes to 262144 with fetch.wait.max.ms 100 (fewer, fuller fetches at modest rates) and queued.max.messages.kbytes to half of buffer.max.bytes; group.instance.id follows consumer.static.membership."),
 		sdk.String(KeySecurityProtocol).InGroup(gKafka).OneOf("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", "plaintext", "ssl", "sasl_plaintext", "sasl_ssl").
 			Describe("Protocol to talk to brokers: PLAINTEXT (default), SSL, SASL_PLAINTEXT or SASL_SSL."),
 		sdk.String(KeySASLMechanisms).InGroup(gKafka).WithExample("SCRAM-SHA-256").
@@ -179,8 +179,9 @@ func spec() sdk.Spec {
 			Describe("Most records per batch. A batch holds one partition's consecutive records of one schema; a schema change starts a new one."),
 		sdk.Duration(KeyBatchLinger).Default(strconv.Itoa(int(defaultLinger.Milliseconds()))).InGroup(gRecords).Check(nonNegativeDuration).
 			Describe("How long a partition's partial batch waits for more records before it is handed on (milliseconds or a Go duration)."),
-		sdk.Long(KeyBufferMaxBytes).Default(strconv.Itoa(defaultBufferMaxBytes)).Min(minBufferMaxBytes).InGroup(gRecords).
-			Describe("Bytes of records a task buffers before it pauses its partitions (it stays in the group and keeps polling); they resume once the buffer drains below half."),
+		sdk.Long(KeyBufferMaxBytes).Min(minBufferMaxBytes).InGroup(gRecords).WithExample(strconv.Itoa(defaultBufferMaxBytes)).
+			Describe("Bytes of records a task buffers before it pauses its partitions (it stays in the group and keeps polling); they resume once the buffer drains below half. "+
+				"Unset: 64 MiB, or less to fit the process's share of the worker's memory.max.bytes (a third of it, split over the tasks)."),
 		sdk.String(KeyNullValues).Default(NullValuesDLQ).OneOf(NullValuesDLQ, NullValuesIgnore, NullValuesFail).InGroup(gRecords).
 			Describe("What to do with a record whose value is null (a tombstone): dlq treats it as a bad record, so it goes to the dead-letter queue or fails the task as errors.tolerance says; ignore skips it (counted as skipped, logged at debug); fail fails the task, naming the record."),
 	).WithCheck(checkSettings)
@@ -272,6 +273,9 @@ func readSettings(cfg sdk.Config, connector string, task int) (settings, error) 
 		linger:     r.Duration(KeyBatchLinger),
 		maxBytes:   r.Int64(KeyBufferMaxBytes),
 		nullValues: cfg.String(KeyNullValues),
+	}
+	if s.maxBytes == 0 {
+		s.maxBytes = defaultBufferMaxBytes // fitMemory may lower it
 	}
 	regex := strings.TrimSpace(cfg.String(KeyTopicsRegex))
 	switch {
@@ -405,6 +409,14 @@ func kafkaConfig(cfg sdk.Config, s settings, connector string, task int) (ckafka
 	// librdkafka's own prefetch queue (64 MiB by default) comes on top of
 	// the task's buffer; keep it in proportion.
 	setDefault("queued.max.messages.kbytes", int(max(s.maxBytes/2/1024, 1024)))
+	// A fetch returns once it has a quarter MiB or waited 100 ms: a topic
+	// written at a modest rate (a producer's linger apart) would otherwise
+	// be fetched as fast as the broker answers, a few records a fetch,
+	// waking librdkafka's threads, then the poll goroutine and Read,
+	// hundreds of times a second. A backlog fills every fetch at once,
+	// and 100 ms is little next to a checkpoint.
+	setDefault("fetch.min.bytes", 256<<10)
+	setDefault("fetch.wait.max.ms", 100)
 	km["group.id"] = s.groupID
 	km["auto.offset.reset"] = s.autoReset
 	km["enable.auto.commit"] = false

@@ -40,6 +40,8 @@ func TestSettingsDefaults(t *testing.T) {
 		"session.timeout.ms":            10000,
 		"reconnect.backoff.max.ms":      1000,
 		"queued.max.messages.kbytes":    32768,
+		"fetch.min.bytes":               256 << 10,
+		"fetch.wait.max.ms":             100,
 	}
 	for k, v := range want {
 		if s.kafka[k] != v {
@@ -219,5 +221,45 @@ func TestSecretsDeclared(t *testing.T) {
 	}
 	if f, ok := sp.Lookup("kafka.fetch.max.bytes"); !ok || !f.Prefix {
 		t.Errorf("kafka.* keys are not accepted by the prefix field")
+	}
+}
+
+// TestFitMemory: with the host's memory share, the unset buffers shrink to
+// fit it (split over the tasks), what the user set stays, and the Go heap
+// limit leaves librdkafka's queues out; without a share nothing changes.
+func TestFitMemory(t *testing.T) {
+	parse := func(extra map[string]string) (settings, sdk.Config) {
+		t.Helper()
+		raw := minimalConfig()
+		for k, v := range extra {
+			raw[k] = v
+		}
+		cfg := sdk.NewConfig(raw)
+		s, err := parseSettings(cfg, "c", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, cfg
+	}
+	s, cfg := parse(nil)
+	if limit := s.fitMemory(cfg, 2); limit != 0 || s.maxBytes != defaultBufferMaxBytes {
+		t.Errorf("no budget: limit %d, buffer %d", limit, s.maxBytes)
+	}
+
+	const share = 160 << 20
+	s, cfg = parse(map[string]string{sdk.KeyMemoryBytes: "167772160"})
+	limit := s.fitMemory(cfg, 2)
+	buf := int64(share * bufferPart / 2)
+	if s.maxBytes != buf || s.kafka["queued.max.messages.kbytes"] != int(buf/2/1024) || s.kafka["fetch.max.bytes"] != int(buf/2) {
+		t.Errorf("budget %d over 2 tasks: buffer %d (want %d), queue %v KiB, fetch %v", share, s.maxBytes, buf, s.kafka["queued.max.messages.kbytes"], s.kafka["fetch.max.bytes"])
+	}
+	if want := share - 2*buf; limit != want {
+		t.Errorf("Go limit %d, want the share less two tasks' librdkafka queues and fetches, %d", limit, want)
+	}
+
+	s, cfg = parse(map[string]string{sdk.KeyMemoryBytes: "167772160", KeyBufferMaxBytes: "8388608", "kafka.queued.max.messages.kbytes": "2048"})
+	limit = s.fitMemory(cfg, 1)
+	if s.maxBytes != 8<<20 || s.kafka["queued.max.messages.kbytes"] != "2048" || limit != share-(2<<20)-(4<<20) {
+		t.Errorf("the user's settings: buffer %d, queue %v, limit %d", s.maxBytes, s.kafka["queued.max.messages.kbytes"], limit)
 	}
 }

@@ -66,7 +66,11 @@
 // the group (heartbeats, max.poll.interval.ms) and rebalances are still
 // handled, and it resumes them once the buffer drains below half.
 // librdkafka's own prefetch queue (queued.max.messages.kbytes) defaults
-// to half of buffer.max.bytes.
+// to half of buffer.max.bytes. With a worker memory budget
+// (floe.memory.bytes, the process's share of memory.max.bytes) an unset
+// buffer.max.bytes takes a quarter of the share split over the tasks (at
+// most 64 MiB), the prefetch queue and fetch.max.bytes half of it each,
+// and the process's Go heap limit what librdkafka leaves (memory.go).
 //
 // # Batches
 //

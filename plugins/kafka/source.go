@@ -82,6 +82,7 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
+	goLimit := set.fitMemory(req.Config, req.Tasks)
 	reg, err := schemas.NewRegistry(set.registry)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %s: %w", KeyRegistryURL, err)
@@ -91,6 +92,7 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	limitGoMemory(goLimit, log)
 
 	instance, _ := set.kafka["group.instance.id"].(string)
 	if err := closingConsumers.wait(ctx, instance, leaveWait); err != nil {
@@ -126,7 +128,7 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 	go t.pollLoop()
 	log.Info("kafka task opened", "group", set.groupID, "topics", set.topics, "topics_regex", set.topicsRegex,
 		"bootstrap", set.kafka["bootstrap.servers"], "batch_size", set.batchSize, "linger", set.linger,
-		"buffer_max_bytes", set.maxBytes, "key_format", set.keyFormat)
+		"buffer_max_bytes", set.maxBytes, "queued_max_messages_kbytes", set.kafka["queued.max.messages.kbytes"], "key_format", set.keyFormat)
 	return t, nil
 }
 

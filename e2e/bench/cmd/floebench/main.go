@@ -23,7 +23,7 @@ import (
 	"github.com/floehq/floe/e2e/harness"
 )
 
-var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance", "lake", "recovery", "distributed"}
+var sections = []string{"datagen", "kafka", "freshness", "partitioners", "maintenance", "lake", "recovery", "distributed", "paced"}
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -54,6 +54,7 @@ func run(args []string) int {
 	fs.DurationVar(&o.CommitInterval, "commit-interval", o.CommitInterval, "datagen, kafka: commit.interval.ms")
 	fs.Int64Var(&o.KafkaRecords, "kafka-records", o.KafkaRecords, "kafka: records preloaded into the topic")
 	fs.IntVar(&o.KafkaPartitions, "kafka-partitions", o.KafkaPartitions, "kafka, freshness, lake, recovery: topic partitions")
+	fs.IntVar(&o.KafkaTasks, "kafka-tasks", o.KafkaTasks, "kafka: tasks.max, and the bare consumers and raw-limit goroutines")
 	fs.DurationVar(&o.FreshDuration, "fresh-duration", o.FreshDuration, "freshness: length of the 1 s-commit run (commit latency series)")
 	fs.DurationVar(&o.FreshShortDuration, "fresh-short-duration", o.FreshShortDuration, "freshness: length of the 10 s-commit run")
 	fs.Float64Var(&o.FreshRate, "fresh-rate", o.FreshRate, "freshness: records/s to produce (0: half of floe's measured max)")
@@ -85,6 +86,8 @@ func run(args []string) int {
 	fs.Func("recovery-config", "recovery: key=value[,key=value…] added to (or, with an empty value, removed from) the connector's keys", func(v string) error {
 		return setKeys(o.RecoveryConfig, v)
 	})
+	fs.Float64Var(&o.PacedRate, "paced-rate", o.PacedRate, "paced: records/s produced throughout")
+	fs.DurationVar(&o.PacedWindow, "paced-window", o.PacedWindow, "paced: the measured steady window")
 	fs.Func("worker", "every section: worker config key=value[,key=value…] of every floe run (e.g. plugin.transport.tls=true)", func(v string) error {
 		return setKeys(o.Worker, v)
 	})
@@ -146,6 +149,8 @@ func run(args []string) int {
 				bench.Lake(t, o, rep, state)
 			case "recovery":
 				bench.Recovery(t, o, rep)
+			case "paced":
+				bench.Paced(t, o, rep)
 			case "distributed":
 				bench.Distributed(t, o, rep)
 			}
