@@ -125,8 +125,8 @@ type ProcWatch struct {
 	peakSum int64
 	// peakAnon is the largest summed AnonKB.
 	peakAnon int64
-	procs   map[int]ProcSample // latest reading of every process seen
-	samples int
+	procs    map[int]ProcSample // latest reading of every process seen
+	samples  int
 }
 
 // WatchProcs starts sampling root and its children every interval.
