@@ -63,7 +63,7 @@ func TestRowGroupsAtTheMemoryBudget(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			defer r.Close()
+			defer func() { _ = r.Close() }()
 			files++
 			groups += r.NumRowGroups()
 			return nil

@@ -24,7 +24,7 @@ func ReleaseNow() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var advised int64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
