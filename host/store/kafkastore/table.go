@@ -551,11 +551,17 @@ func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
 			}
 		}
 		res, err := t.admin.Client().ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(level))
-		if err != nil {
-			return nil, t.clientErrorf("read to the end: list offsets: %w", t.cfg.Client.RedactError(err))
-		}
 		var retry error
 		stale := false
+		switch {
+		case err != nil && leadersUnknown(err):
+			// Just after the topic was created on a cluster of several
+			// nodes, its partitions may have no leader in the client's
+			// metadata yet ("Failed to query partition leaders").
+			retry, stale = fmt.Errorf("list offsets: %w", t.cfg.Client.RedactError(err)), true
+		case err != nil:
+			return nil, t.clientErrorf("read to the end: list offsets: %w", t.cfg.Client.RedactError(err))
+		}
 		for tp, info := range res.ResultInfos {
 			switch code := info.Error.Code(); code {
 			case kafka.ErrNoError:
@@ -589,6 +595,22 @@ func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// leadersUnknown reports a ListOffsets failure as a whole that means the
+// client found no leader for the partitions: transient while a new
+// topic's leaders are elected or a broker restarts.
+func leadersUnknown(err error) bool {
+	var ke kafka.Error
+	if !errors.As(err, &ke) {
+		return false
+	}
+	switch ke.Code() {
+	case kafka.ErrNoent, kafka.ErrLeaderNotAvailable, kafka.ErrNotLeaderForPartition, kafka.ErrUnknownTopicOrPart,
+		kafka.ErrUnknownPartition, kafka.ErrTransport, kafka.ErrAllBrokersDown, kafka.ErrTimedOut:
+		return true
+	}
+	return strings.Contains(ke.Error(), "partition leaders")
 }
 
 // metadataRefreshEvery bounds how often endOffsets asks for fresh topic
