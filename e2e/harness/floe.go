@@ -363,6 +363,27 @@ func (f *Floe) Kill() time.Duration {
 	return took
 }
 
+// DumpStacks sends SIGQUIT to floe's plugin processes, then to floe
+// itself: Go prints every goroutine's stack and exits, into floe's log
+// (a plugin's through the host). For a stalled test, before its cleanup
+// stops the processes: the stacks say where they waited.
+func (f *Floe) DumpStacks() {
+	if !f.Running() {
+		return
+	}
+	for _, p := range f.Plugins() {
+		_ = syscall.Kill(p.PID, syscall.SIGQUIT)
+	}
+	time.Sleep(time.Second)
+	p := f.current()
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
+	f.t.Logf("harness: goroutine stacks of floe (pid %d) and its plugins are in %s", p.cmd.Process.Pid, f.LogFile)
+}
+
 // Plugins lists floe's plugin processes now: the marked processes other
 // than floe itself (plugins are started by floe, so they carry its
 // environment).
