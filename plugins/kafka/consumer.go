@@ -46,6 +46,10 @@ func (t *task) pollLoop() {
 		}
 		t.flushLocal()
 		t.backpressure()
+		if t.rejoin.CompareAndSwap(true, false) {
+			t.rejoinGroup()
+		}
+		t.resubscribeWhenUnassigned()
 	}
 }
 

@@ -60,6 +60,10 @@ type task struct {
 	// replacedAt is when the poll goroutine last replaced a fenced
 	// consumer.
 	replacedAt time.Time
+	// rejoin asks the poll goroutine to leave the group and join again
+	// (coverage.go); resubscribe is set while it waits to join.
+	rejoin      atomic.Bool
+	resubscribe bool
 
 	// Owned by the Read goroutine.
 	schemas *schemaCache
@@ -126,6 +130,9 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 	}
 	t.schemas = newSchemaCache(reg, redactedURL(set.registry.URL), req.Host, log, mem, set.retryTimeout, set.unknownTimeout)
 	go t.pollLoop()
+	if instance != "" {
+		go t.watchCoverage(tctx)
+	}
 	log.Info("kafka task opened", "group", set.groupID, "topics", set.topics, "topics_regex", set.topicsRegex,
 		"bootstrap", set.kafka["bootstrap.servers"], "batch_size", set.batchSize, "linger", set.linger,
 		"buffer_max_bytes", set.maxBytes, "queued_max_messages_kbytes", set.kafka["queued.max.messages.kbytes"], "key_format", set.keyFormat)
