@@ -290,6 +290,22 @@ func TestDistributedTasksSpread(t *testing.T) {
 		t.Errorf("%s does not log that it commits for the cluster", committer)
 	}
 
+	// Read-your-writes across workers: a config written through one
+	// worker is what every other answers at once, though each applies it
+	// only once its share stopped.
+	changed := maps.Clone(c.conns[0].Config)
+	changed["datagen.rate"] = "1400"
+	if _, _, err := c.byID["worker-a"].API.PutConfig(ctx, name, changed); err != nil {
+		t.Fatalf("PUT %s's config through worker-a: %v", name, err)
+	}
+	c.conns[0].Config = changed
+	for _, id := range []string{"worker-b", "worker-c"} {
+		if cfg, err := c.byID[id].API.Config(ctx, name); err != nil || cfg["datagen.rate"] != "1400" {
+			t.Errorf("right after the PUT through worker-a, %s answers datagen.rate %q (err %v), want 1400", id, cfg["datagen.rate"], err)
+		}
+	}
+	before = c.progressing(name, reader, before, name+" committing with its new config")
+
 	var other string
 	for _, id := range slices.Sorted(maps.Keys(c.byID)) {
 		if id != committer {

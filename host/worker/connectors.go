@@ -13,21 +13,64 @@ import (
 	"github.com/floehq/floe/sdk"
 )
 
-// Connectors implements [API].
-func (w *Worker) Connectors(context.Context) []string {
+// Connectors implements [API]. In a cluster the names come from the
+// config store read to its end (see [Worker.stored]).
+func (w *Worker) Connectors(ctx context.Context) []string {
+	if w.deps.Placement != nil {
+		if stored, err := w.configs.Connectors(ctx); err == nil {
+			names := make([]string, len(stored))
+			for i, sc := range stored {
+				names[i] = sc.Name
+			}
+			slices.Sort(names)
+			return names
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Sorted(maps.Keys(w.conns))
 }
 
 // Connector implements [API]. Values of keys declared PASSWORD are Hidden.
-func (w *Worker) Connector(_ context.Context, name string) (ConnectorInfo, error) {
-	c, err := w.get(name)
+func (w *Worker) Connector(ctx context.Context, name string) (ConnectorInfo, error) {
+	cfg, target, secrets, err := w.stored(ctx, name)
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
-	cfg, target, _, _, secrets := c.snapshot()
 	return ConnectorInfo{Name: name, Config: hideSecrets(cfg, secrets), Tasks: taskIDs(name, cfg, target), Type: connectorType}, nil
+}
+
+// stored returns a connector's config, target state and secret keys as
+// reads answer them. A worker in a cluster reads the config store to its
+// end first and answers from it, not from what it has applied: applying
+// a change another worker wrote can wait behind stopping the connector
+// (seconds), and a client that wrote through one worker and reads
+// through another must see its write. Standalone, the two are the same.
+func (w *Worker) stored(ctx context.Context, name string) (map[string]string, store.TargetState, map[string]bool, error) {
+	c, err := w.get(name)
+	if w.deps.Placement == nil {
+		if err != nil {
+			return nil, "", nil, err
+		}
+		cfg, target, _, _, secrets := c.snapshot()
+		return cfg, target, secrets, nil
+	}
+	sc, serr := w.configs.Connector(ctx, name)
+	switch {
+	case errors.Is(serr, store.ErrNotFound):
+		return nil, "", nil, fmt.Errorf("connector %s: %w", name, ErrNotFound)
+	case serr != nil:
+		return nil, "", nil, fmt.Errorf("connector %s: read the config store: %w", name, serr)
+	}
+	if sc.Target == "" {
+		sc.Target = store.TargetRunning
+	}
+	if err == nil {
+		if cfg, _, _, _, secrets := c.snapshot(); maps.Equal(cfg, sc.Config) {
+			return sc.Config, sc.Target, secrets, nil
+		}
+	}
+	return sc.Config, sc.Target, w.secretKeys(sc.Config), nil
 }
 
 func hideSecrets(cfg map[string]string, secrets map[string]bool) map[string]string {
@@ -81,12 +124,11 @@ func taskIDs(name string, cfg map[string]string, target store.TargetState) []Tas
 
 // Tasks implements [API]: each task's config is the connector's (secrets
 // Hidden) plus task.id.
-func (w *Worker) Tasks(_ context.Context, name string) ([]TaskInfo, error) {
-	c, err := w.get(name)
+func (w *Worker) Tasks(ctx context.Context, name string) ([]TaskInfo, error) {
+	cfg, target, secrets, err := w.stored(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	cfg, target, _, _, secrets := c.snapshot()
 	out := []TaskInfo{}
 	for _, id := range taskIDs(name, cfg, target) {
 		tc := hideSecrets(cfg, secrets)

@@ -220,13 +220,33 @@ func (w *Worker) validateWith(ctx context.Context, config map[string]string, pro
 		}
 		b.addError(key, msg)
 	}
-	for key := range shown {
-		if set.isSecret(key) {
-			v.secrets[key] = true
-		}
-	}
+	v.secrets = secretsOf(set, shown)
 	v.infos = b.build(config[runtime.KeyConnectorClass], v.secrets)
 	return v
+}
+
+// secretKeys returns the keys of config that a spec declares PASSWORD
+// (or secret), as validation finds them, without validating.
+func (w *Worker) secretKeys(config map[string]string) map[string]bool {
+	tr := compat.Translate(config, w.cfg.ConnectorDefaults)
+	shown := maps.Clone(config)
+	for k := range tr.From {
+		shown[k] = tr.Config[k]
+	}
+	eff, _ := w.cfg.Providers.Resolve(tr.Config)
+	set, _ := resolveSpecs(w.plugins.Components(), eff)
+	return secretsOf(set, shown)
+}
+
+// secretsOf picks the secret keys of shown.
+func secretsOf(set specSet, shown map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for key := range shown {
+		if set.isSecret(key) {
+			out[key] = true
+		}
+	}
+	return out
 }
 
 // effective is the config a connector runs with: config as
