@@ -32,7 +32,8 @@ type Options struct {
 	// Section 3, freshness.
 	FreshDuration      time.Duration // the 1 s-commit run (commit latency series)
 	FreshShortDuration time.Duration // the 10 s-commit run
-	FreshRate          float64       // records/s to produce; 0: half of floe's measured max
+	FreshRate          float64       // records/s to produce; 0: half of what producer and floe sustain together
+	SustainStep        time.Duration // each step of the sustainable-rate probe
 	FreshWarmup        time.Duration // rows produced this soon after the start are left out
 	FreshCalibRecords  int64         // preload for measuring floe's max when section 2 did not run
 
@@ -117,6 +118,7 @@ func Defaults(repo string, quick bool) Options {
 		FreshShortDuration: 5 * time.Minute,
 		FreshWarmup:        15 * time.Second,
 		FreshCalibRecords:  1_000_000,
+		SustainStep:        20 * time.Second,
 		LakeDuration:       3 * time.Minute,
 
 		PartDuration:  5 * time.Minute,
@@ -176,6 +178,7 @@ func Defaults(repo string, quick bool) Options {
 		o.FreshDuration = 3 * time.Minute
 		o.FreshShortDuration = time.Minute
 		o.FreshCalibRecords = 500_000
+		o.SustainStep = 10 * time.Second
 		o.LakeDuration = time.Minute
 		o.PartDuration = 15 * time.Second
 		o.PartInterval = 5 * time.Second

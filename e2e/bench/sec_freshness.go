@@ -42,18 +42,25 @@ type freshRun struct {
 }
 
 // Freshness is section 3 (issue 4): per-row latency from the produce
-// timestamp to visibility in a committed snapshot, at half of floe's max
-// throughput, with 1 s and 10 s commits; commit latency over a long run.
+// timestamp to visibility in a committed snapshot, at half of the rate
+// the producer and floe sustain together (sustainedRate), with 1 s and
+// 10 s commits; commit latency over a long run.
 func Freshness(t *T, o Options, rep *Report, st *State) {
 	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.SchemaRegistry, harness.Plugin("kafka"),
 		harness.Plugin("partitioners"), harness.Plugin("iceberg"), harness.Plugin("iceberg-maintenance"))
 	rep.Heading(2, "3. freshness (issue 4)")
 
 	rate, source := o.FreshRate, "--fresh-rate"
+	var steps []sustainStep
 	if rate == 0 {
-		var maxRate float64
-		maxRate, source = maxKafkaRate(t, env, o, rep, st)
-		rate, source = maxRate/2, "half of "+source
+		maxRate, from := maxKafkaRate(t, env, o, rep, st)
+		var sustained float64
+		sustained, steps = sustainedRate(t, env, o, maxRate)
+		rate = sustained / 2
+		source = fmt.Sprintf("half of the %s rec/s that the producer and floe sustain together on this machine, probed down from %s", Num(sustained), from)
+		if !steps[len(steps)-1].Held {
+			source = fmt.Sprintf("half of %s rec/s, the probe's last step, which did not hold either (producer and floe sustained no step of the probe from %s)", Num(sustained), from)
+		}
 	}
 	rep.Para("Producer: one librdkafka producer (`kafkatest.Produce`, acks=all, idempotent, linger 20 ms) paced at **%s records/s** (%s), each record stamped with `time.Now()` as its Kafka timestamp, "+
 		"into a new %d-partition topic (%s: the broker keeps minutes, not the run); floe: `kafka` → `hash` → `iceberg`, `tasks.max=2`, with the maintenance plugin expiring snapshots (%s; no compaction). "+
@@ -64,6 +71,16 @@ func Freshness(t *T, o Options, rep *Report, st *State) {
 		"Commit latency: each commit's duration from floe's `floe_commit_duration_seconds` (its `_sum` growth between `/metrics` polls every 100 ms).",
 		Num(rate), source, o.KafkaPartitions, joinKeys(freshTopicConfig), maintKeys(), o.FreshWarmup)
 
+	if len(steps) > 0 {
+		rows := make([][]string, len(steps))
+		for i, s := range steps {
+			rows[i] = []string{Num(s.Target), Num(s.Produced), Num(s.Read), F(s.Behind, 1), fmt.Sprint(s.Held)}
+		}
+		rep.Para("Sustainable rate: one floe run (1 s commits, `tasks.max=2`) ingests a new topic while the same producer produces for %s per step, from floe's max down by a factor %.1f a step, floe catching up in between; "+
+			"a step holds when the producer reached %.0f %% of the rate asked and floe was at most %.0f s of production behind at its end.",
+			o.SustainStep, sustainShrink, 100*sustainReach, sustainBehind)
+		rep.Table([]string{"asked rec/s", "produced rec/s", "floe read rec/s", "behind s at the end", "held"}, rows)
+	}
 	runs := []freshRun{
 		freshnessRun(t, env, o, rate, time.Second, o.FreshDuration),
 		freshnessRun(t, env, o, rate, 10*time.Second, o.FreshShortDuration),

@@ -57,7 +57,7 @@ func run(args []string) int {
 	fs.IntVar(&o.KafkaTasks, "kafka-tasks", o.KafkaTasks, "kafka: tasks.max, and the bare consumers and raw-limit goroutines")
 	fs.DurationVar(&o.FreshDuration, "fresh-duration", o.FreshDuration, "freshness: length of the 1 s-commit run (commit latency series)")
 	fs.DurationVar(&o.FreshShortDuration, "fresh-short-duration", o.FreshShortDuration, "freshness: length of the 10 s-commit run")
-	fs.Float64Var(&o.FreshRate, "fresh-rate", o.FreshRate, "freshness: records/s to produce (0: half of floe's measured max)")
+	fs.Float64Var(&o.FreshRate, "fresh-rate", o.FreshRate, "freshness: records/s to produce (0: half of the rate the producer and floe sustain together, probed)")
 	fs.DurationVar(&o.FreshWarmup, "fresh-warmup", o.FreshWarmup, "freshness: rows produced this soon after the start are left out")
 	fs.Int64Var(&o.FreshCalibRecords, "fresh-calibration-records", o.FreshCalibRecords, "freshness: records of the max-throughput measurement when the kafka section did not run")
 	fs.DurationVar(&o.LakeDuration, "lake-duration", o.LakeDuration, "lake: producing time of each run")
