@@ -46,10 +46,6 @@ func (t *task) pollLoop() {
 		}
 		t.flushLocal()
 		t.backpressure()
-		if t.rejoin.CompareAndSwap(true, false) {
-			t.rejoinGroup()
-		}
-		t.resubscribeWhenUnassigned()
 	}
 }
 

@@ -44,11 +44,15 @@
 // keeps another worker running the same task (a standby, a zombie that
 // woke up) from fencing the one that runs it, and keeps a changed
 // subscription from getting the old one's assignment, which the broker
-// hands a rejoining static member without a rebalance. A static member
-// does not leave the group when it closes, so partitions of a task that
-// does not come back (tasks.max lowered, the task moved to another
-// worker, the topics changed) move after session.timeout.ms, which the
-// plugin lowers to 10 s.
+// hands a rejoining static member without a rebalance. A static member's
+// close alone does not leave the group, so Close unsubscribes first,
+// which does: the partitions of a task that closes (stopped, moved to
+// another worker, tasks.max lowered, restarted for a new config) go to
+// the other members at once, and a member closing between the two halves
+// of a cooperative rebalance cannot leave partitions to nobody (its
+// successor under the same id would be handed its assignment without the
+// rebalance's second half). Only a task that died waits: its partitions
+// move after session.timeout.ms (10 s here), unless it comes back first.
 //
 // A record below its partition's start position (a topic deleted and
 // recreated, a truncated log) fails the task: its offsets no longer match

@@ -60,10 +60,6 @@ type task struct {
 	// replacedAt is when the poll goroutine last replaced a fenced
 	// consumer.
 	replacedAt time.Time
-	// rejoin asks the poll goroutine to leave the group and join again
-	// (coverage.go); resubscribe is set while it waits to join.
-	rejoin      atomic.Bool
-	resubscribe bool
 
 	// Owned by the Read goroutine.
 	schemas *schemaCache
@@ -130,9 +126,6 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 	}
 	t.schemas = newSchemaCache(reg, redactedURL(set.registry.URL), req.Host, log, mem, set.retryTimeout, set.unknownTimeout)
 	go t.pollLoop()
-	if instance != "" {
-		go t.watchCoverage(tctx)
-	}
 	log.Info("kafka task opened", "group", set.groupID, "topics", set.topics, "topics_regex", set.topicsRegex,
 		"bootstrap", set.kafka["bootstrap.servers"], "batch_size", set.batchSize, "linger", set.linger,
 		"buffer_max_bytes", set.maxBytes, "queued_max_messages_kbytes", set.kafka["queued.max.messages.kbytes"], "key_format", set.keyFormat)
@@ -189,11 +182,11 @@ func (t *task) Commit(ctx context.Context, positions map[string]int64) error {
 	}
 }
 
-// Close implements [sdk.SourceTask]: it stops the poll goroutine and
-// closes the consumer, which leaves the group (its partitions go to the
-// other tasks at the next rebalance). The host is not told of the
-// partitions given up this way: it closes the task after its own final
-// checkpoint. Calling Close again does nothing.
+// Close implements [sdk.SourceTask]: it stops the poll goroutine, leaves
+// the group (leaveGroup: its partitions go to the other members at once)
+// and closes the consumer. The host is not told of the partitions given
+// up this way: it closes the task after its own final checkpoint.
+// Calling Close again does nothing.
 func (t *task) Close(ctx context.Context) error {
 	if t.closed {
 		return nil
@@ -209,6 +202,7 @@ func (t *task) Close(ctx context.Context) error {
 		// with the same static id need not wait for it.
 		go func() { _ = t.c.close() }()
 	} else {
+		t.leaveGroup(ctx)
 		err = t.closeConsumer(ctx)
 	}
 	t.bb.discard()

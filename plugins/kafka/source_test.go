@@ -263,14 +263,20 @@ func TestCooperativeRebalance(t *testing.T) {
 	}
 
 	// B leaves: its partitions go back to A, which resumes where B stopped.
+	// B is a static member, yet its close leaves the group: A has them
+	// well before the session timeout (10 s) would have passed.
 	if err := runB.halt(); err != nil {
 		t.Fatalf("task b: %v", err)
 	}
+	closed := time.Now()
 	closeTask(t, taskB)
-	wave(1200)
 	if !l.waitFor(time.Minute, func() bool { return len(taskA.buf.assigned()) == 6 }) {
 		t.Fatalf("A did not get all partitions back within a minute (has %d)", len(taskA.buf.assigned()))
 	}
+	if took := time.Since(closed); took > 6*time.Second {
+		t.Errorf("A got B's partitions %s after B closed; a member that leaves on close hands them on within seconds, not after the session timeout", took.Round(100*time.Millisecond))
+	}
+	wave(1200)
 	waitRows("A after B left", runA)
 	if err := runA.halt(); err != nil {
 		t.Fatalf("task a: %v", err)
