@@ -105,6 +105,9 @@ func (r *Reporter) newProducer() (*kafka.Producer, error) {
 		// librdkafka's logs go to floe's logger, labelled, not to stderr.
 		"go.logs.channel.enable": true,
 	}
+	for k, v := range kclient.ProducerChannels {
+		cm[k] = v
+	}
 	for k, v := range r.cfg.Producer {
 		cm[k] = v
 	}
