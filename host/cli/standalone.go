@@ -209,6 +209,7 @@ type services struct {
 // connectors gets an answer saying so, not a hung connection.
 func (a *App) serveREST(ctx context.Context, listeners []net.Listener, auth *rest.Auth, logs *rest.Loggers) *services {
 	s := &services{gate: rest.NewGate(), errc: make(chan error, 2)}
+	a.serveProfiles(ctx, logs.Logger(logCLI))
 	for _, l := range listeners {
 		logs.Logger(logCLI).Info("REST API listening", "url", rest.URL(l), "authentication", auth.Enabled())
 		if ta, ok := l.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() && !auth.Enabled() {
