@@ -306,6 +306,23 @@ func TestDistributedTasksSpread(t *testing.T) {
 	}
 	before = c.progressing(name, reader, before, name+" committing with its new config")
 
+	// A restart with includeTasks reaches the tasks on every worker, as
+	// Connect's does: each worker closes and opens its task again.
+	closed := map[string]int{}
+	for id, w := range c.byID {
+		closed[id] = strings.Count(w.Log(), "datagen task closed")
+	}
+	if code, _, err := c.byID["worker-b"].API.Restart(ctx, name, true, false); err != nil || code != http.StatusAccepted {
+		t.Fatalf("POST %s/restart?includeTasks=true through worker-b: %d %v, want 202", name, code, err)
+	}
+	for id, w := range c.byID {
+		w.WaitFor(ctx, id+" restarted its task", func(context.Context) (bool, string, error) {
+			n := strings.Count(w.Log(), "datagen task closed")
+			return n > closed[id], fmt.Sprintf("%d task closes, %d before the restart", n, closed[id]), nil
+		})
+	}
+	before = c.progressing(name, reader, before, name+" committing after the restart of every task")
+
 	var other string
 	for _, id := range slices.Sorted(maps.Keys(c.byID)) {
 		if id != committer {

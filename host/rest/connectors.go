@@ -310,7 +310,15 @@ func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	st, err := s.w.RestartConnector(r.Context(), r.PathValue("c"), includeTasks, onlyFailed)
+	name := r.PathValue("c")
+	var before worker.ConnectorStatus
+	if includeTasks {
+		if before, err = s.w.ConnectorStatus(r.Context(), name); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	st, err := s.w.RestartConnector(r.Context(), name, includeTasks, onlyFailed)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -318,6 +326,12 @@ func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
 	if !includeTasks && !onlyFailed {
 		w.WriteHeader(http.StatusNoContent)
 		return
+	}
+	if includeTasks {
+		if err := s.clusterTaskRestarts(r, name, before, onlyFailed); err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	writeJSON(w, http.StatusAccepted, normStatus(st, false))
 }

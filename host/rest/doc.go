@@ -87,6 +87,12 @@
 // moves to RUNNING (or PAUSED, or FAILED). POST
 // /connectors/{c}/tasks/{t}/restart restarts one task in place.
 //
+// In a cluster the restart goes to the connector's worker, which runs the
+// committer and some tasks; with includeTasks it asks every other worker
+// running the connector's tasks (the FAILED ones with onlyFailed) to
+// restart them (clusterTaskRestarts), and names in a 500 any worker that
+// did not.
+//
 // # Errors
 //
 // Every error answers Connect's body, {"error_code": N, "message": "…"}:
