@@ -110,11 +110,13 @@ func (c *Config) check() error {
 //
 // Methods are safe for concurrent use.
 type Membership struct {
-	cfg      Config
-	topic    string
-	admin    *kclient.Admin
-	consumer *kafka.Consumer
-	errs     kclient.ErrorLog
+	cfg   Config
+	topic string
+	admin *kclient.Admin
+	// describer describes the group in a child process (describer.go).
+	describer *describer
+	consumer  *kafka.Consumer
+	errs      kclient.ErrorLog
 
 	leader atomic.Bool
 	// joined is closed at the end of the first rebalance.
@@ -163,13 +165,16 @@ func Join(ctx context.Context, cfg Config) (*Membership, error) {
 		return nil, fmt.Errorf("cluster %q: %w", cfg.GroupID, err)
 	}
 	m.admin = admin
+	m.describer = newDescriber(cfg.Kafka.ConfigMap(), cfg.Logger)
 	if err := m.ensureTopic(ctx); err != nil {
+		m.describer.Close()
 		admin.Close()
 		return nil, err
 	}
 	// Refuse a group an ordinary consumer group uses before joining it:
 	// joining would rebalance its consumers.
 	if _, err := m.members(ctx); err != nil {
+		m.describer.Close()
 		admin.Close()
 		return nil, err
 	}
@@ -188,12 +193,14 @@ func Join(ctx context.Context, cfg Config) (*Membership, error) {
 		"enable.partition.eof":     false,
 	})
 	if err != nil {
+		m.describer.Close()
 		admin.Close()
 		return nil, fmt.Errorf("cluster %q: %w", cfg.GroupID, err)
 	}
 	m.consumer = cons
 	if err := cons.SubscribeTopics([]string{m.topic}, m.rebalance); err != nil {
 		_ = cons.Close()
+		m.describer.Close()
 		admin.Close()
 		return nil, fmt.Errorf("cluster %q: subscribe to %q: %w", cfg.GroupID, m.topic, err)
 	}
@@ -427,14 +434,11 @@ const describeTimeout = 5 * time.Second
 func (m *Membership) describe(ctx context.Context) (kafka.ConsumerGroupDescription, error) {
 	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
-	res, err := m.admin.Client().DescribeConsumerGroups(ctx, []string{m.cfg.GroupID}, kafka.SetAdminRequestTimeout(describeTimeout))
+	d, err := m.describer.describe(ctx, m.cfg.GroupID, describeTimeout)
 	if err != nil {
-		return kafka.ConsumerGroupDescription{}, fmt.Errorf("cluster %q: describe the group: %w", m.cfg.GroupID, m.cfg.Kafka.RedactError(err))
+		return d, fmt.Errorf("cluster %q: describe the group: %w", m.cfg.GroupID, m.cfg.Kafka.RedactError(err))
 	}
-	if len(res.ConsumerGroupDescriptions) != 1 {
-		return kafka.ConsumerGroupDescription{}, fmt.Errorf("cluster %q: describe the group: %d answers", m.cfg.GroupID, len(res.ConsumerGroupDescriptions))
-	}
-	return res.ConsumerGroupDescriptions[0], nil
+	return d, nil
 }
 
 // coordinatorNotReady reports the answers a group coordinator gives while
@@ -461,6 +465,7 @@ func (m *Membership) Close(ctx context.Context) error {
 			// sends LeaveGroup.
 			err := m.consumer.Close()
 			m.leader.Store(false)
+			m.describer.Close()
 			m.admin.Close()
 			m.signal()
 			closed <- err

@@ -13,10 +13,16 @@ import (
 	"syscall"
 
 	"github.com/floehq/floe/host/cli"
+	"github.com/floehq/floe/host/cluster"
 	_ "github.com/floehq/floe/lake/backends" // rest, glue, hive, hadoop catalogs and object stores for the table commands
 )
 
 func main() {
+	if os.Getenv(cluster.DescriberEnv) == "1" {
+		// A worker's child that describes its cluster's group (librdkafka
+		// may abort in that call; see cluster.DescriberEnv).
+		os.Exit(cluster.ServeDescriber(os.Stdin, os.Stdout, os.Stderr))
+	}
 	// The first SIGINT or SIGTERM ends ctx: the worker shuts down
 	// gracefully. After that the default handling is back, so a second
 	// Ctrl-C ends floe at once.
