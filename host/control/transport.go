@@ -98,9 +98,11 @@ func Open(ctx context.Context, set Settings, workerID string, logger *slog.Logge
 		"client.id":          "floe-" + workerID + "-control",
 		"enable.idempotence": true,
 		"acks":               "all",
-		"linger.ms":          0,
-		"compression.type":   "lz4",
-		"message.max.bytes":  maxMessageBytes,
+		// Not 0: see kafkastore's lingerMs (a busy broker thread while
+		// a Kafka node is down). One message per checkpoint.
+		"linger.ms":         5,
+		"compression.type":  "lz4",
+		"message.max.bytes": maxMessageBytes,
 	})
 	if err != nil {
 		return nil, err

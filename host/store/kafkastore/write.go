@@ -23,6 +23,15 @@ const transactionTimeout = 10 * time.Second
 // abortTimeout bounds aborting a transaction whose write failed.
 const abortTimeout = 10 * time.Second
 
+// lingerMs is the store producers' linger.ms. Not 0 or 1: while a
+// partition's leader is down, librdkafka's broker thread wakes every
+// linger.ms to look at the queued records, and at 0-1 ms two producers
+// of a worker (this one and the control topic's) burned two cores in
+// their broker and main threads for as long as a Kafka node was down
+// (perf, TestDistributedBrokerKill). A store writes a record per status
+// change or config write, so 5 ms is not felt.
+const lingerMs = 5
+
 // producerConfig is the librdkafka config of the table's producer.
 func (t *Table) producerConfig() kafka.ConfigMap {
 	cm := kafka.ConfigMap{
@@ -32,7 +41,7 @@ func (t *Table) producerConfig() kafka.ConfigMap {
 		// Java's partitioner, so a key lands where Kafka Connect's tools
 		// would look for it; any fixed one keeps a key in one partition.
 		"partitioner":               "murmur2_random",
-		"linger.ms":                 1,
+		"linger.ms":                 lingerMs,
 		"go.delivery.report.fields": "none",
 	}
 	if t.cfg.TransactionalID != "" {
