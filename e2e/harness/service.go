@@ -31,6 +31,9 @@ type service struct {
 	slot   int
 	// readyWithin bounds start's wait for the restarted process.
 	readyWithin time.Duration
+	// startAttempts is how often start starts a process that exits before
+	// it is ready (1 when unset).
+	startAttempts int
 
 	repo string
 	pid  int
@@ -138,6 +141,12 @@ func (s *service) start(ready func(log []byte) bool) {
 		}
 		select {
 		case <-done:
+			if s.startAttempts > 1 {
+				s.startAttempts--
+				s.t.Logf("harness: %s: the restarted process exited before it was ready (see %s); starting it again", s.what, s.logFile)
+				s.start(ready)
+				return
+			}
 			s.t.Fatalf("harness: %s: the restarted process exited; see %s", s.what, s.logFile)
 		default:
 		}
