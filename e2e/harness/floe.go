@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,6 +223,12 @@ func (f *Floe) start() {
 	cmd.Dir = f.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), runMarkerEnv+"="+f.marker)
+	if len(f.args) > 0 && f.args[0] == "distributed" {
+		// A cluster's worker serves its runtime profiles on a free
+		// port, so DumpStacks can read its goroutines without stopping
+		// it (the distributed soak's stalls).
+		cmd.Env = append(cmd.Env, "FLOE_DEBUG_PPROF=127.0.0.1:0")
+	}
 	cmd.Env = append(cmd.Env, f.opts.Env...)
 	// If the test binary dies (a go test timeout), floe goes with it; its
 	// plugins follow (they watch their parent).
@@ -371,6 +379,10 @@ func (f *Floe) DumpStacks() {
 	if !f.Running() {
 		return
 	}
+	// floe's own goroutines first, while its plugins still run: SIGQUIT
+	// of the plugins changes what floe waits for within the second
+	// before floe's own dump.
+	f.appendGoroutines()
 	for _, p := range f.Plugins() {
 		_ = syscall.Kill(p.PID, syscall.SIGQUIT)
 	}
@@ -655,4 +667,36 @@ func Context(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// profilesURL matches the line a worker logs when it serves its runtime
+// profiles (FLOE_DEBUG_PPROF).
+var profilesURL = regexp.MustCompile(`msg="serving the runtime profiles" .*?url=(http://[^ ]+)`)
+
+// appendGoroutines appends the running floe's goroutine stacks, read from
+// its runtime profiles, to its log.
+func (f *Floe) appendGoroutines() {
+	m := profilesURL.FindAllStringSubmatch(f.Log(), -1)
+	if len(m) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m[len(m)-1][1]+"goroutine?debug=2", nil)
+	if err != nil {
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Logf("harness: read floe's goroutines: %v", err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	lf, err := os.OpenFile(f.LogFile, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer func() { _ = lf.Close() }()
+	_, _ = fmt.Fprintf(lf, "==== harness: floe's goroutines before its plugins were stopped (%s)\n%s\n", time.Now().UTC().Format(time.RFC3339), body)
 }
