@@ -168,6 +168,7 @@ func (s *session) commitForCluster(ctx context.Context) error {
 	newest := map[string]string{} // each worker's newest session seen
 	log := newAnswerLog(answerLogSize)
 	var lastWorkers []string // the workers of the last commit
+	gaps := newGapWatch(c.opts.Tuning.GapWait)
 	tick := time.NewTicker(c.settings.CommitInterval)
 	defer tick.Stop()
 	c.logger.Info("committing the connector's checkpoints for the cluster", "worker", st.worker, "table_checkpoint", commitID)
@@ -211,9 +212,18 @@ func (s *session) commitForCluster(ctx context.Context) error {
 			waiting[f.Ref] = f
 		}
 		plan := planCommit(frontier, slices.Collect(maps.Values(waiting)))
+		if lingering := gaps.lingering(plan.gaps, time.Now()); len(lingering) > 0 {
+			if fr, moved := s.tableMoved(ctx, frontier, lingering); moved {
+				frontier, commitID = fr.Positions, max(commitID, fr.Checkpoint)
+				c.setCommitted(frontier, commitID)
+				plan = planCommit(frontier, slices.Collect(maps.Values(waiting)))
+			} else if fr != nil {
+				plan.refused = append(plan.refused, lingering...)
+			}
+		}
 		for _, r := range plan.refused {
 			delete(waiting, r.Ref)
-			c.logger.Info("refused a flushed checkpoint: what it covers is committed from other files", "checkpoint", r.Ref.String(), "reason", r.Reason)
+			c.logger.Info("refused a flushed checkpoint", "checkpoint", r.Ref.String(), "reason", r.Reason)
 		}
 		if len(plan.chosen) == 0 || (!due && !covers(plan.workers(), lastWorkers)) {
 			if len(plan.refused) > 0 {
@@ -257,6 +267,34 @@ func (s *session) commitForCluster(ctx context.Context) error {
 		c.logger.Debug("cluster commit", "commit", commitID, "checkpoints", describeRefs(refs), "ranges", describeRanges(req.Ranges),
 			"refused", len(plan.refused))
 	}
+}
+
+// tableMoved reads the table's frontier for checkpoints that waited on a
+// gap for Tuning.GapWait. moved reports that the table is ahead of
+// frontier somewhere: a commit this committer never heard of (its
+// committer stopped before answering); the committer continues from fr.
+// Otherwise nothing will fill the gaps, and lingering gets the reason for
+// refusing them (their workers resume from the frontier); fr is nil when
+// the table could not be read (the gaps are looked at again later).
+func (s *session) tableMoved(ctx context.Context, frontier map[string]int64, lingering []Refusal) (fr *sdk.Frontier, moved bool) {
+	c := s.c
+	got, err := sinkFrontier(ctx, s.sink, c.opts.Offsets, c.opts.Name)
+	if err != nil {
+		c.logger.Warn("checkpoints wait on a gap, and the table's frontier cannot be read to tell why; looking again later", "checkpoints", len(lingering), "error", err)
+		return nil, false
+	}
+	for p, at := range got.Positions {
+		if f, ok := frontier[p]; !ok || at > f {
+			c.logger.Warn("the table holds commits this committer did not hear of (their committer stopped before answering); continuing from the table's frontier",
+				"partition", p, "committed", f, "table", at, "table_checkpoint", got.Checkpoint)
+			return &got, true
+		}
+	}
+	for i := range lingering {
+		lingering[i].Reason += fmt.Sprintf(", and nothing filled the gap within %s: resume from the frontier", c.opts.Tuning.GapWait)
+	}
+	c.logger.Warn("refusing checkpoints that waited on a gap the table does not explain", "checkpoints", len(lingering), "table_checkpoint", got.Checkpoint)
+	return &got, false
 }
 
 // committerEpoch is the assignment epoch this worker holds the
@@ -315,6 +353,9 @@ type commitPlan struct {
 	chosen []FlushedCheckpoint
 	// refused start below the frontier somewhere: never committable.
 	refused []Refusal
+	// gaps start above the frontier somewhere and wait for what fills
+	// the gap; the reason names the first such range.
+	gaps []Refusal
 	// next is the frontier after chosen.
 	next map[string]int64
 }
@@ -376,7 +417,22 @@ func planCommit(frontier map[string]int64, waiting []FlushedCheckpoint) commitPl
 			progress = true
 		}
 	}
+	for i, f := range waiting {
+		if !done[i] {
+			plan.gaps = append(plan.gaps, Refusal{Ref: f.Ref, Reason: gapReason(plan.next, f)})
+		}
+	}
 	return plan
+}
+
+// gapReason names the first range of f that starts above frontier.
+func gapReason(frontier map[string]int64, f FlushedCheckpoint) string {
+	for _, r := range f.Ranges {
+		if at, ok := frontier[r.Partition]; ok && r.From > at {
+			return fmt.Sprintf("partition %s is committed up to %d, the checkpoint starts at %d", r.Partition, at, r.From)
+		}
+	}
+	return "a range starts above the frontier"
 }
 
 // workers returns the workers of the chosen checkpoints, sorted.

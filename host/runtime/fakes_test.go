@@ -476,6 +476,25 @@ func (t *fakeTable) open(p *fakeProcess, req client.SinkOpen) *fakeSink {
 	return s
 }
 
+// commitUnheard commits the next n rows of partition as a committer
+// would that stopped before it answered: the workers never hear of it.
+// It returns the range committed.
+func (t *fakeTable) commitUnheard(partition string, n int64) (from, next int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	from, next = t.frontier[partition], t.frontier[partition]+n
+	if t.rows[partition] == nil {
+		t.rows[partition] = map[int64]int{}
+	}
+	for o := from; o < next; o++ {
+		t.rows[partition][o]++
+	}
+	t.frontier[partition] = next
+	t.checkpoint++
+	t.commits = append(t.commits, sdk.CommitRequest{Checkpoint: t.checkpoint, Ranges: []sdk.Range{{Partition: partition, From: from, Next: next}}})
+	return from, next
+}
+
 func (t *fakeTable) committedRows() (total int, dups int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -45,16 +45,27 @@ func ReadFrontier(ctx context.Context, opts Options) (sdk.Frontier, error) {
 		defer cancel()
 		_ = sink.Close(cctx)
 	}()
+	fr, err := sinkFrontier(ctx, sink, opts.Offsets, opts.Name)
+	if err != nil {
+		return sdk.Frontier{}, fmt.Errorf("connector %s: %w", opts.Name, err)
+	}
+	return fr, nil
+}
+
+// sinkFrontier reads the open sink's frontier; a sink that keeps no
+// positions (sdk.ErrUnsupported) answers with the offsets floe stored
+// after the connector's last commit.
+func sinkFrontier(ctx context.Context, sink SinkTask, offsets store.OffsetStore, name string) (sdk.Frontier, error) {
 	fr, err := sink.Frontier(ctx)
 	if errors.Is(err, sdk.ErrUnsupported) {
-		cm, serr := opts.Offsets.Committed(ctx, opts.Name)
+		cm, serr := offsets.Committed(ctx, name)
 		if serr != nil && !errors.Is(serr, store.ErrNotFound) {
-			return sdk.Frontier{}, serr
+			return sdk.Frontier{}, fmt.Errorf("read committed offsets: %w", serr)
 		}
-		return sdk.Frontier{Positions: cm.Positions, Checkpoint: cm.Checkpoint}, nil
+		fr, err = sdk.Frontier{Positions: cm.Positions, Checkpoint: cm.Checkpoint}, nil
 	}
 	if err != nil {
-		return sdk.Frontier{}, fmt.Errorf("connector %s: read the sink's frontier: %w", opts.Name, err)
+		return sdk.Frontier{}, fmt.Errorf("read the sink's frontier: %w", err)
 	}
 	if fr.Positions == nil {
 		fr.Positions = map[string]int64{}

@@ -102,22 +102,10 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 	if err != nil {
 		return nil, fmt.Errorf("open sink: %w", err)
 	}
-	fr, err := sink.Frontier(ctx)
-	if errors.Is(err, sdk.ErrUnsupported) {
-		// A sink that keeps no positions: resume from floe's own record.
-		cm, serr := c.opts.Offsets.Committed(ctx, name)
-		if serr != nil && !errors.Is(serr, store.ErrNotFound) {
-			closeQuietly(c, ctx, sink)
-			return nil, fmt.Errorf("read committed offsets: %w", serr)
-		}
-		fr, err = sdk.Frontier{Positions: cm.Positions, Checkpoint: cm.Checkpoint}, nil
-	}
+	fr, err := sinkFrontier(ctx, sink, c.opts.Offsets, name)
 	if err != nil {
 		closeQuietly(c, ctx, sink)
-		return nil, fmt.Errorf("read the sink's frontier: %w", err)
-	}
-	if fr.Positions == nil {
-		fr.Positions = map[string]int64{}
+		return nil, err
 	}
 	start := fr.Positions
 	var override *store.Override

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,6 +132,7 @@ type clusterEnv struct {
 	workers map[string]*testEnv
 	rts     map[string]*Connector
 	epoch   int64
+	gapWait time.Duration // Tuning.GapWait of the workers started next
 }
 
 func newClusterEnv(t *testing.T, src *fakeSourceCfg, cfg map[string]string) *clusterEnv {
@@ -143,6 +145,7 @@ func (ce *clusterEnv) start(ctx context.Context, id string, tasks []int, committ
 	ce.t.Helper()
 	e := newEnv(ce.t, ce.src, cfg)
 	e.fp.sink = ce.table
+	e.opts.Tuning.GapWait = ce.gapWait
 	if prev := ce.anyEnv(); prev != nil {
 		e.opts.Offsets = prev.opts.Offsets // the cluster's offsets store
 	}
@@ -324,6 +327,64 @@ func TestClusterAnswerLostIsAskedAgain(t *testing.T) {
 	if dropped != 1 {
 		t.Fatalf("dropped %d answers, want 1", dropped)
 	}
+}
+
+// A committer whose frontier is behind the table (the committer before
+// it committed and stopped before answering) gets checkpoints that
+// continue the table's frontier, above its own: it reads the table once
+// they waited GapWait, and commits them, instead of waiting forever.
+func TestClusterCommitterCatchesUpWithAnUnheardCommit(t *testing.T) {
+	const count = 20000
+	src := &fakeSourceCfg{partitions: 2, count: count, batch: 50, readDelay: time.Millisecond}
+	ce := newClusterEnv(t, src, nil)
+	ce.gapWait = 300 * time.Millisecond
+	ctx := context.Background()
+	// a only commits, so it commits nothing of its own around the commit
+	// it does not hear of.
+	a := ce.start(ctx, "a", nil, true, nil)
+	b := ce.start(ctx, "b", []int{0, 1}, false, nil)
+	waitFor(t, "first commits of topic/1", func() bool { return ce.table.frontierCopy()["topic/1"] > 0 })
+	if err := b.Stop(ctx); err != nil {
+		t.Fatalf("stop b: %v", err)
+	}
+	if from, _ := ce.table.commitUnheard("topic/1", 100); from+100 > count {
+		t.Fatalf("b read topic/1 to %d before it stopped; the test needs room after it", from)
+	}
+	b = ce.start(ctx, "b", []int{0, 1}, false, nil)
+	waitFor(t, "every record committed", func() bool { return ce.committed() == 2*count })
+	for _, c := range []*Connector{b, a} {
+		if err := c.Stop(ctx); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+	}
+	ce.check(2, count)
+}
+
+// A checkpoint that waits on a gap the table does not explain (what
+// filled it is lost) is refused once it waited GapWait, so its worker
+// resumes from the frontier; the committer goes on committing.
+func TestClusterCommitterRefusesALingeringGap(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 50, readDelay: time.Millisecond}
+	ce := newClusterEnv(t, src, nil)
+	ce.gapWait = 300 * time.Millisecond
+	ctx := context.Background()
+	ce.start(ctx, "a", []int{0, 1}, true, nil)
+	waitFor(t, "first commits", func() bool { return ce.committed() > 200 })
+	at := ce.table.frontierCopy()["topic/0"]
+	lost := CheckpointRef{Worker: "z", Session: "s", Checkpoint: 1}
+	stray := flushed("z", "s", 1, rng("topic/0", at+1_000_000, at+1_000_010))
+	if err := ce.hub.link().Publish(ctx, ControlMessage{Flushed: &stray}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the lingering checkpoint refused", func() bool {
+		return slices.ContainsFunc(ce.hub.messages(), func(m ControlMessage) bool {
+			return m.Answer != nil && slices.ContainsFunc(m.Answer.Refused, func(r Refusal) bool {
+				return r.Ref == lost && strings.Contains(r.Reason, "nothing filled the gap")
+			})
+		})
+	})
+	before := ce.committed()
+	waitFor(t, "commits after the refusal", func() bool { return ce.committed() > before+200 })
 }
 
 func rng(p string, from, next int64) sdk.Range {

@@ -31,6 +31,10 @@ type Tuning struct {
 	// RestartStableAfter: a plugin process that lived this long resets
 	// the count of consecutive restarts. Default 60 s.
 	RestartStableAfter time.Duration
+	// GapWait is how long the cluster committer lets a flushed checkpoint
+	// wait on a gap before it reads the table's frontier to tell why
+	// (see gapWatch). Default max(15 s, 3 commit intervals).
+	GapWait time.Duration
 	// DeadLetterConnectTimeout bounds connecting the dead-letter producer
 	// and creating its topic. Default dlq.DefaultConnectTimeout (30 s).
 	DeadLetterConnectTimeout time.Duration
@@ -58,6 +62,7 @@ func (t Tuning) withDefaults(commitInterval time.Duration) (Tuning, error) {
 	def("CommitMaxBackoff", &t.CommitMaxBackoff, 10*time.Second)
 	def("RevokeTimeout", &t.RevokeTimeout, max(30*time.Second, 3*commitInterval))
 	def("RestartStableAfter", &t.RestartStableAfter, 60*time.Second)
+	def("GapWait", &t.GapWait, max(5*resendEvery, 3*commitInterval))
 	if t.DeadLetterConnectTimeout < 0 {
 		errs = append(errs, fmt.Errorf("tuning DeadLetterConnectTimeout is %s: it must be ≥ 0 (0 takes the dead-letter queue's default)", t.DeadLetterConnectTimeout))
 	}
