@@ -307,18 +307,27 @@ func TestDistributedTasksSpread(t *testing.T) {
 	before = c.progressing(name, reader, before, name+" committing with its new config")
 
 	// A restart with includeTasks reaches the tasks on every worker, as
-	// Connect's does: each worker closes and opens its task again.
-	closed := map[string]int{}
+	// Connect's does: each worker opens its task again. Each worker
+	// applies the config change first (its task opens at the new rate),
+	// so that the opens counted after the restart are the restart's.
+	newRate := fmt.Sprintf("rate=%v/s", 1400.0/3) // datagen.rate over the three tasks
 	for id, w := range c.byID {
-		closed[id] = strings.Count(w.Log(), "datagen task closed")
+		w.WaitFor(ctx, id+" applied the config change", func(context.Context) (bool, string, error) {
+			ok := strings.Contains(w.Log(), newRate)
+			return ok, fmt.Sprintf("task opened at %s: %v", newRate, ok), nil
+		})
+	}
+	opened := map[string]int{}
+	for id, w := range c.byID {
+		opened[id] = strings.Count(w.Log(), "datagen task opened")
 	}
 	if code, _, err := c.byID["worker-b"].API.Restart(ctx, name, true, false); err != nil || code != http.StatusAccepted {
 		t.Fatalf("POST %s/restart?includeTasks=true through worker-b: %d %v, want 202", name, code, err)
 	}
 	for id, w := range c.byID {
 		w.WaitFor(ctx, id+" restarted its task", func(context.Context) (bool, string, error) {
-			n := strings.Count(w.Log(), "datagen task closed")
-			return n > closed[id], fmt.Sprintf("%d task closes, %d before the restart", n, closed[id]), nil
+			n := strings.Count(w.Log(), "datagen task opened")
+			return n > opened[id], fmt.Sprintf("%d task opens, %d before the restart", n, opened[id]), nil
 		})
 	}
 	before = c.progressing(name, reader, before, name+" committing after the restart of every task")
