@@ -46,6 +46,7 @@ func (t *task) pollLoop() {
 		}
 		t.flushLocal()
 		t.backpressure()
+		t.checkStarved(time.Now())
 	}
 }
 

@@ -53,6 +53,11 @@
 // successor under the same id would be handed its assignment without the
 // rebalance's second half). Only a task that died waits: its partitions
 // move after session.timeout.ms (10 s here), unless it comes back first.
+// A process killed inside such a rebalance cannot leave, and its tasks'
+// successors are handed an assignment that leaves partitions to nobody;
+// a task whose consumer holds no partition for three session timeouts
+// while its topics have one per task therefore joins the group again,
+// which makes it rebalance them (starved.go).
 //
 // A record below its partition's start position (a topic deleted and
 // recreated, a truncated log) fails the task: its offsets no longer match

@@ -60,6 +60,10 @@ type task struct {
 	// replacedAt is when the poll goroutine last replaced a fenced
 	// consumer.
 	replacedAt time.Time
+	// emptySince is since when the consumer has held no partition, and
+	// starveChecked when the poll goroutine last looked (starved.go).
+	emptySince, starveChecked time.Time
+	tasks                     int // the connector's tasks, members of the group
 
 	// Owned by the Read goroutine.
 	schemas *schemaCache
@@ -111,6 +115,7 @@ func (source) Open(ctx context.Context, req sdk.SourceOpenRequest) (sdk.SourceTa
 		cancel:   cancel,
 		epoch:    time.Now(),
 		pollDone: make(chan struct{}),
+		tasks:    max(req.Tasks, 1),
 	}
 	m, err := t.newMember()
 	if err != nil {
