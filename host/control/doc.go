@@ -21,5 +21,8 @@
 // worker's shared producer, and a consumer of the connector's partition
 // from its end at that moment (the runtime's workers publish again what
 // a new committer has not answered, so nothing older is needed). Publish
-// waits for the broker's acknowledgement (acks=all, idempotent producer).
+// waits for the broker's acknowledgement (acks=all), at most
+// deliveryTimeout: the runtime publishes again what was not answered, so
+// the producer is not idempotent, and one that reports nothing for longer
+// is replaced.
 package control

@@ -75,9 +75,27 @@ type Transport struct {
 	set        Settings
 	worker     string
 	logger     *slog.Logger
-	producer   *kafka.Producer
 	partitions int
+
+	mu       sync.Mutex
+	producer *kafka.Producer // replaced when it stops delivering (see Publish)
 }
+
+// Delivery bounds of a control message. Control messages are idempotent
+// at the runtime's level (a worker publishes an unanswered checkpoint
+// again, the committer answers a repeat as before, and answers are
+// matched by checkpoint), so the producer needs neither Kafka's
+// idempotence nor its five-minute delivery timeout: a message not
+// delivered within deliveryTimeout fails, and is published again.
+const (
+	deliveryTimeout = 20 * time.Second
+	// wedgedAfter is how long Publish waits past deliveryTimeout for the
+	// delivery report before it takes the producer as wedged and
+	// replaces it. The distributed soak met one that delivered nothing
+	// and reported nothing for minutes after a Kafka node's restart
+	// (idempotent then), while the committer's worker waited on it.
+	wedgedAfter = 10 * time.Second
+)
 
 // Open creates the control topic if it is missing (or checks it) and
 // starts the producer. ctx bounds it.
@@ -94,10 +112,21 @@ func Open(ctx context.Context, set Settings, workerID string, logger *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	p, err := set.Client.NewProducer(logger, kafka.ConfigMap{
-		"client.id":          "floe-" + workerID + "-control",
-		"enable.idempotence": true,
-		"acks":               "all",
+	t := &Transport{set: set, worker: workerID, logger: logger, partitions: topic.Partitions}
+	if t.producer, err = t.newProducer(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newProducer starts a producer for the control topic.
+func (t *Transport) newProducer() (*kafka.Producer, error) {
+	p, err := t.set.Client.NewProducer(t.logger, kafka.ConfigMap{
+		"client.id": "floe-" + t.worker + "-control",
+		"acks":      "all",
+		// In order without idempotence: one request in flight.
+		"max.in.flight.requests.per.connection": 1,
+		"message.timeout.ms":                    int(deliveryTimeout.Milliseconds()),
 		// Not 0: see kafkastore's lingerMs (a busy broker thread while
 		// a Kafka node is down). One message per checkpoint.
 		"linger.ms":         5,
@@ -108,7 +137,37 @@ func Open(ctx context.Context, set Settings, workerID string, logger *slog.Logge
 		return nil, err
 	}
 	go drainEvents(p)
-	return &Transport{set: set, worker: workerID, logger: logger, producer: p, partitions: topic.Partitions}, nil
+	return p, nil
+}
+
+// currentProducer returns the producer Publish uses now.
+func (t *Transport) currentProducer() *kafka.Producer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.producer
+}
+
+// replaceWedged replaces p, if it is still the transport's producer, with
+// a new one, and closes p in the background (a wedged client's close may
+// not return).
+func (t *Transport) replaceWedged(p *kafka.Producer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.producer != p {
+		return // another Publish replaced it already
+	}
+	np, err := t.newProducer()
+	if err != nil {
+		t.logger.Warn("control topic: cannot start a producer to replace the one that stopped delivering; keeping it", "error", err)
+		return
+	}
+	t.producer = np
+	t.logger.Warn("control topic: the producer delivered nothing and reported nothing for a while; replaced it with a new one",
+		"topic", t.set.Topic.Name, "waited", deliveryTimeout+wedgedAfter)
+	go func() {
+		p.Flush(0)
+		p.Close()
+	}()
 }
 
 // drainEvents empties the producer's event channel: deliveries go to
@@ -121,8 +180,9 @@ func drainEvents(p *kafka.Producer) {
 
 // Close flushes and closes the producer. Close the links first.
 func (t *Transport) Close() {
-	t.producer.Flush(5_000)
-	t.producer.Close()
+	p := t.currentProducer()
+	p.Flush(5_000)
+	p.Close()
 }
 
 // partition is where connector's messages go.
@@ -284,18 +344,24 @@ func (l *link) Publish(ctx context.Context, m runtime.ControlMessage) error {
 	}
 	done := make(chan kafka.Event, 1)
 	topic := l.topic
-	if err := l.t.producer.Produce(&kafka.Message{
+	p := l.t.currentProducer()
+	if err := p.Produce(&kafka.Message{
 		TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: l.part},
 		Key:            []byte(l.connector), Value: value,
 	}, done); err != nil {
 		return fmt.Errorf("control: publish to %s: %w", topic, err)
 	}
+	wedged := time.NewTimer(deliveryTimeout + wedgedAfter)
+	defer wedged.Stop()
 	select {
 	case ev := <-done:
 		if m, ok := ev.(*kafka.Message); ok && m.TopicPartition.Error != nil {
 			return fmt.Errorf("control: publish to %s: %w", topic, m.TopicPartition.Error)
 		}
 		return nil
+	case <-wedged.C:
+		l.t.replaceWedged(p)
+		return fmt.Errorf("control: publish to %s: no delivery report within %s; the producer was replaced", topic, deliveryTimeout+wedgedAfter)
 	case <-ctx.Done():
 		return fmt.Errorf("control: publish to %s: %w", topic, ctx.Err())
 	}
