@@ -292,6 +292,7 @@ func (s *session) tableMoved(ctx context.Context, frontier map[string]int64, lin
 	}
 	for i := range lingering {
 		lingering[i].Reason += fmt.Sprintf(", and nothing filled the gap within %s: resume from the frontier", c.opts.Tuning.GapWait)
+		lingering[i].Gap = true
 	}
 	c.logger.Warn("refusing checkpoints that waited on a gap the table does not explain", "checkpoints", len(lingering), "table_checkpoint", got.Checkpoint)
 	return &got, false

@@ -98,11 +98,15 @@ type CommitAnswer struct {
 // Refusal is a flushed checkpoint the committer will never commit: its
 // ranges start below the connector's frontier (what they cover was
 // committed from another worker's files, or the worker read from a stale
-// position). Its worker drops its uncommitted work and resumes from the
-// frontier.
+// position), or above it for longer than Tuning.GapWait (Gap). Its
+// worker drops its uncommitted work and resumes from the frontier.
 type Refusal struct {
 	Ref    CheckpointRef `json:"ref"`
 	Reason string        `json:"reason"`
+	// Gap marks a checkpoint that started above the table's frontier:
+	// its worker started from a frontier the table does not hold, and
+	// must start from the table's.
+	Gap bool `json:"gap,omitempty"`
 }
 
 // errSuperseded marks a session of a cluster worker whose flushed

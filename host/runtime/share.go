@@ -60,6 +60,13 @@ type shareState struct {
 	// reported, as of commit frontierCommit.
 	frontier       map[string]int64
 	frontierCommit uint64
+	// distrusted is set when the committer refused one of this worker's
+	// checkpoints for a gap the table does not explain: the worker had
+	// started partitions at the reported frontier, which the table does
+	// not hold. knownFrontier then answers nothing until a newer commit
+	// than distrustedAt is reported.
+	distrusted   bool
+	distrustedAt uint64
 	// outcomes holds the committer's answers about this worker's
 	// checkpoints until the session waiting for them takes them.
 	outcomes map[CheckpointRef]outcome
@@ -179,6 +186,9 @@ func (st *shareState) answer(a CommitAnswer) {
 			if _, known := st.outcomes[r.Ref]; !known {
 				st.outcomes[r.Ref] = outcome{reason: r.Reason}
 			}
+			if r.Gap {
+				st.distrusted, st.distrustedAt = true, st.frontierCommit
+			}
 		}
 	}
 	close(st.answered)
@@ -218,10 +228,17 @@ func (st *shareState) takeInbox() []FlushedCheckpoint {
 	return in
 }
 
-// knownFrontier returns the newest committed frontier the link reported.
+// knownFrontier returns the newest committed frontier the link reported,
+// or nil while it is distrusted (a gap refusal since, and no newer
+// commit): a new session then starts from the table's frontier.
 func (st *shareState) knownFrontier() map[string]int64 {
-	f, _ := st.frontierAt()
-	return f
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.distrusted && st.frontierCommit <= st.distrustedAt {
+		return nil
+	}
+	st.distrusted = false
+	return maps.Clone(st.frontier)
 }
 
 // frontierAt returns the newest committed frontier the link reported and

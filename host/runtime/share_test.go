@@ -522,3 +522,33 @@ func TestClusterStopWithoutCommitter(t *testing.T) {
 		t.Fatalf("%d rows committed without a committer", n)
 	}
 }
+
+// A gap refusal makes the worker distrust the frontier the link
+// reported (it started partitions there, and the table does not hold
+// it): its next session starts from the table's, until a newer commit
+// is reported.
+func TestKnownFrontierDistrustedAfterAGapRefusal(t *testing.T) {
+	st := newShareState(Share{Worker: "b"})
+	st.answer(CommitAnswer{Committer: "a", Commit: 5, Frontier: map[string]int64{"t/0": 16251}})
+	if f := st.knownFrontier(); f["t/0"] != 16251 {
+		t.Fatalf("known frontier %v; want t/0 at 16251", f)
+	}
+	ref := CheckpointRef{Worker: "b", Session: "s", Checkpoint: 9}
+	st.answer(CommitAnswer{Committer: "a", Refused: []Refusal{{Ref: ref, Reason: "gap", Gap: true}}})
+	if f := st.knownFrontier(); f != nil {
+		t.Fatalf("known frontier %v after a gap refusal; want none (start from the table)", f)
+	}
+	st.answer(CommitAnswer{Committer: "a", Commit: 5, Frontier: map[string]int64{"t/0": 16251}}) // a repeat
+	if f := st.knownFrontier(); f != nil {
+		t.Fatalf("known frontier %v after a repeated answer; want none", f)
+	}
+	st.answer(CommitAnswer{Committer: "a", Commit: 6, Frontier: map[string]int64{"t/0": 16300}})
+	if f := st.knownFrontier(); f["t/0"] != 16300 {
+		t.Fatalf("known frontier %v after a newer commit; want t/0 at 16300", f)
+	}
+	// Another worker's gap refusal is not this worker's business.
+	st.answer(CommitAnswer{Committer: "a", Refused: []Refusal{{Ref: CheckpointRef{Worker: "c", Session: "s", Checkpoint: 1}, Gap: true}}})
+	if f := st.knownFrontier(); f["t/0"] != 16300 {
+		t.Fatalf("known frontier %v after another worker's refusal; want t/0 at 16300", f)
+	}
+}
