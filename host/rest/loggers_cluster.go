@@ -62,14 +62,27 @@ func (s *Server) clusterLevel(r *http.Request, name, level string) error {
 
 // putPeerLevel sets the level of logger name on the worker at base.
 func (s *Server) putPeerLevel(r *http.Request, base, name string, body []byte) error {
+	return s.callPeer(r, http.MethodPut, strings.TrimRight(base, "/")+"/admin/loggers/"+name+"?scope=cluster", body)
+}
+
+// callPeer sends the request r asked for to another worker of the
+// cluster at u, with this worker's forwarded-by header and r's
+// credentials, and returns an error naming the peer's answer unless it
+// is a 2xx. body, when not nil, is sent as JSON.
+func (s *Server) callPeer(r *http.Request, method, u string, body []byte) error {
 	ctx, cancel := context.WithTimeout(r.Context(), peerTimeout)
 	defer cancel()
-	u := strings.TrimRight(base, "/") + "/admin/loggers/" + name + "?scope=cluster"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set(HeaderForwarded, s.router.WorkerID())
 	if a := r.Header.Get("Authorization"); a != "" {
 		req.Header.Set("Authorization", a)

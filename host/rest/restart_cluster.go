@@ -1,10 +1,7 @@
 package rest
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -63,25 +60,6 @@ func (s *Server) clusterTaskRestarts(r *http.Request, name string, before worker
 // restartPeerTask asks the worker at base to restart task of connector
 // name.
 func (s *Server) restartPeerTask(r *http.Request, base, name string, task int) error {
-	ctx, cancel := context.WithTimeout(r.Context(), peerTimeout)
-	defer cancel()
 	u := strings.TrimRight(base, "/") + "/connectors/" + url.PathEscape(name) + "/tasks/" + strconv.Itoa(task) + "/restart"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, http.NoBody)
-	if err != nil {
-		return err
-	}
-	req.Header.Set(HeaderForwarded, s.router.WorkerID())
-	if a := r.Header.Get("Authorization"); a != "" {
-		req.Header.Set("Authorization", a)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
-		return fmt.Errorf("answered %s: %s", resp.Status, bytes.TrimSpace(msg))
-	}
-	return nil
+	return s.callPeer(r, http.MethodPost, u, nil)
 }
