@@ -43,7 +43,9 @@ func TestLakeBadInput(t *testing.T) {
 		{"warehouse the catalog refuses", rest, map[string]string{"iceberg.catalog.warehouse": "s3://" + env.Lake.S3Bucket + "/not-served"}, "iceberg.catalog.warehouse", "refused warehouse"},
 		{"missing bucket", pgS3, map[string]string{"iceberg.catalog.warehouse": "s3://no-such-bucket-floe/w"}, "iceberg.catalog.warehouse", `bucket "no-such-bucket-floe" does not exist`},
 		{"wrong S3 secret", rest, map[string]string{"iceberg.catalog.s3.secret-access-key": "wrong"}, "iceberg.catalog.s3.access-key-id", "refused the credentials"},
-		{"object store unreachable", pgS3, map[string]string{"iceberg.catalog.s3.endpoint": "http://127.0.0.1:1"}, "iceberg.catalog.s3.endpoint", "cannot reach the object store at http://127.0.0.1:1"},
+		// An unreachable store may be an outage: the task waits for it
+		// up to the transient timeout (2 min by default) before it fails.
+		{"object store unreachable", pgS3, map[string]string{"iceberg.catalog.s3.endpoint": "http://127.0.0.1:1", "iceberg.commit.retry.transient-timeout-ms": "6000"}, "iceberg.catalog.s3.endpoint", "cannot reach the object store at http://127.0.0.1:1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

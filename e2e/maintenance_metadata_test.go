@@ -16,9 +16,10 @@ import (
 )
 
 // TestMaintenanceBoundsMetadata runs a connector committing every 200 ms
-// with the maintenance plugin's defaults (compaction adds its own
-// snapshots) for 900 commits. The snapshots the table keeps must stop
-// growing at max-snapshots (400) plus what the trigger at an eighth more
+// with the maintenance plugin's defaults but max-snapshots 150 (the
+// default 400 takes 900 commits, three minutes, to show; compaction adds
+// its own snapshots) for 400 commits. The snapshots the table keeps must
+// stop growing at max-snapshots plus what the trigger at an eighth more
 // and expiry's 15 s min interval let in; metadata.json must stay under
 // 512 KiB; the metadata folder must hold about
 // write.metadata.previous-versions-max (50, which the sink sets) files,
@@ -32,13 +33,13 @@ func TestMaintenanceBoundsMetadata(t *testing.T) {
 	ctx := harness.Context(t, 12*time.Minute)
 
 	const (
-		commits = 900
-		// maxSnapshots is the bound: 400 kept, the 450 that trigger a run,
+		commits = 400
+		// maxSnapshots is the bound: 150 kept, the 169 that trigger a run,
 		// and what the table gains (about 7 a second, compaction's
-		// included) while the cycle compacts and the run plans and
-		// commits. Without the count, 900 commits keep 900 snapshots and
-		// more.
-		maxSnapshots = 600
+		// included) in expiry's 15 s min interval and while the run plans
+		// and commits (runs with the default 400 peaked at 493). Without
+		// the count, 400 commits keep 400 snapshots and more.
+		maxSnapshots = 300
 		// maxMetadataBytes is the target for metadata.json.
 		maxMetadataBytes = 512 << 10
 		// maxMetadataFiles is previous-versions-max and the current
@@ -47,9 +48,9 @@ func TestMaintenanceBoundsMetadata(t *testing.T) {
 		// them, so no commit deletes them; delete-metadata-files does,
 		// every 300 commits, but at most every 5 minutes, so not within
 		// this run). Runs measured 6 such versions in 336 commits and 38
-		// in 900; the allowance leaves room for a slower machine, where
-		// more attempts lose, and is still far below the 900 files an
-		// unbounded folder would hold.
+		// in 900 (with max-snapshots 400); the allowance leaves room for a slower machine, where
+		// more attempts lose, and is still below the files an
+		// unbounded folder would hold (400 here).
 		maxMetadataFiles = 50 + 1 + 150
 	)
 	name := "bounded-orders"
@@ -62,6 +63,7 @@ func TestMaintenanceBoundsMetadata(t *testing.T) {
 		"commit.interval.ms": "200",
 		"iceberg.tables":     table,
 		"maintenance":        "iceberg-maintenance",
+		"maintenance.expire-snapshots.max-snapshots": "150",
 	}}
 	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}})
 	f.WaitStatus(ctx, name, "connector RUNNING", false, harness.ConnectorStatus.Running)

@@ -51,6 +51,15 @@ func StartBrokers(t testing.TB, env Env, n int) *Brokers {
 		t.Cleanup(s.kill)
 		b.nodes = append(b.nodes, s)
 	}
+	// Registered last, so it runs first: the nodes die at once, before
+	// down stops them one by one. A graceful stop of the last nodes of
+	// a KRaft quorum waits for a controller that is gone (a minute per
+	// test), and the cluster's data is thrown away anyway.
+	t.Cleanup(func() {
+		for _, s := range b.nodes {
+			s.kill()
+		}
+	})
 	t.Logf("harness: private Kafka cluster of %d nodes at %s in %s", n, b.Bootstrap, time.Since(start).Round(time.Millisecond))
 	return b
 }

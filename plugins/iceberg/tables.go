@@ -250,14 +250,18 @@ func (t *task) createTable(ctx context.Context, name string, input *arrow.Schema
 	}
 	if !exists {
 		err := t.cat.CreateNamespace(ctx, ns, nil)
-		if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) && !t.namespaceExists(ctx, ns) {
 			return nil, nil, fmt.Errorf("iceberg sink: create namespace %s: %w", strings.Join(ns, "."), err)
 		}
 	}
 	props := icebergapi.Properties(t.cfg.createProps())
 	tbl, err := t.cat.CreateTable(ctx, id, sc, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
-	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		tbl, err = t.cat.LoadTable(ctx, id)
+	if err != nil {
+		// Another task may have won the race, reported as "already
+		// exists" or, by some catalogs, as a server error.
+		if loaded, lerr := t.cat.LoadTable(ctx, id); lerr == nil {
+			tbl, err = loaded, nil
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("iceberg sink: create table %s: %w", name, err)
@@ -275,6 +279,15 @@ func (t *task) createTable(ctx context.Context, name string, input *arrow.Schema
 		part = "partitioned by " + strings.Join(s, ", ")
 	}
 	return st, []string{fmt.Sprintf("%s: created with %d columns, %s", name, sc.NumFields(), part)}, nil
+}
+
+// namespaceExists tells whether ns exists after a failed creation: the
+// REST catalog's JDBC backend answers a creation that lost the race with
+// another task with a server error (a duplicate key), not "already
+// exists".
+func (t *task) namespaceExists(ctx context.Context, ns table.Identifier) bool {
+	exists, err := t.cat.CheckNamespaceExists(ctx, ns)
+	return err == nil && exists
 }
 
 // matchNames is input with its field names matched to tbl's columns
