@@ -29,7 +29,7 @@ type CommitterPosition struct {
 
 // Offsets is the offset store on offset.storage.topic: committed offsets,
 // offset overrides and committer positions. It implements
-// [store.OffsetStore]. Writes go through an idempotent producer and
+// [store.OffsetStore]. Writes go through a non-transactional producer and
 // return once this store's reader applied them; the getters read the
 // topic to its end first.
 type Offsets struct {

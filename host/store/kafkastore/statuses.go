@@ -84,7 +84,7 @@ type topicsRecord struct {
 // Statuses is the status store on status.storage.topic: connector and task
 // statuses, the topics each connector used, and the workers' member
 // records. It implements [store.StatusStore]. Every worker writes its own
-// records through an idempotent producer (no transaction); a write returns
+// records through a non-transactional producer; a write returns
 // once this store's reader applied it. The getters read the topic to its
 // end first.
 //

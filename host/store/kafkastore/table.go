@@ -111,7 +111,8 @@ type TableConfig struct {
 	ClientID string
 	// TransactionalID makes writes transactional under this id (one
 	// writer at a time; see Claim) and reads read_committed. Empty means
-	// an idempotent producer, any number of writers, read_uncommitted.
+	// a producer with one request in flight, any number of writers,
+	// read_uncommitted.
 	TransactionalID string
 	// Admit decides whether the reader applies a record; nil applies all.
 	// It runs on the reader goroutine, in partition order, with the table
@@ -163,10 +164,11 @@ type Table struct {
 	cfg    TableConfig
 	logger *slog.Logger
 	cons   *kafka.Consumer
-	// admin asks for end offsets on a connection of its own: on the
-	// consumer's, a ListOffsets would wait behind the fetch long-poll
-	// (a broker answers a connection's requests in order), 100 ms a call.
-	admin *kclient.Admin
+	// ends asks for end offsets on connections of its own (a consumer
+	// that never fetches): on the reader's, a query would wait behind
+	// the fetch long-poll (a broker answers a connection's requests in
+	// order), 100 ms a call.
+	ends  *kafka.Consumer
 	parts []int32
 	errs  kclient.ErrorLog
 
@@ -232,12 +234,17 @@ func OpenTable(ctx context.Context, cfg TableConfig) (*Table, error) {
 		shadowed: map[string]struct{}{}, changed: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	if t.admin, err = cfg.Client.NewAdmin(logger); err != nil {
+	if t.ends, err = cfg.Client.NewConsumer(logger, kafka.ConfigMap{
+		"group.id":           cfg.GroupID + "-ends-" + cfg.Topic,
+		"client.id":          cfg.ClientID,
+		"enable.auto.commit": false,
+		"isolation.level":    isolation,
+	}); err != nil {
 		_ = cons.Close()
 		return nil, fmt.Errorf("kafkastore: topic %q (%s): %w", cfg.Topic, cfg.TopicKey, err)
 	}
 	if err := t.assign(ctx); err != nil {
-		t.admin.Close()
+		_ = t.ends.Close()
 		_ = cons.Close()
 		return nil, err
 	}
@@ -536,104 +543,77 @@ func (t *Table) ReadToEnd(ctx context.Context) error {
 // endOffsets asks the broker for the end of every partition. Errors a
 // partition shows while its leadership settles (just after the topic was
 // created, or while a broker restarts) are retried until ctx ends.
+//
+// It asks through a consumer (QueryWatermarkOffsets, whose high mark is
+// the last stable offset under read_committed), not the admin client's
+// ListOffsets: while a partition's leader is dead,
+// librdkafka 2.11's admin worker and that broker's thread wake each other
+// in a loop for as long as the request lives (rd_kafka_broker_get_async,
+// a core per store; three workers' stores kept a restarted Kafka node
+// from starting on two cores), and a ListOffsets that timed out answers
+// "success" with no offset. The consumer's query fails with a timeout
+// instead, and the consumer looks the new leader up by itself.
 func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
-	level := kafka.IsolationLevelReadUncommitted
-	if t.cfg.TransactionalID != "" {
-		level = kafka.IsolationLevelReadCommitted
-	}
 	ends := map[int32]int64{}
-	var refreshed time.Time
+	var last error
 	for {
-		req := map[kafka.TopicPartition]kafka.OffsetSpec{}
 		for _, p := range t.parts {
-			if _, ok := ends[p]; !ok {
-				req[kafka.TopicPartition{Topic: &t.cfg.Topic, Partition: p}] = kafka.LatestOffsetSpec
+			if _, ok := ends[p]; ok {
+				continue
 			}
-		}
-		res, err := t.admin.Client().ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(level))
-		var retry error
-		stale := false
-		switch {
-		case err != nil && leadersUnknown(err):
-			// Just after the topic was created on a cluster of several
-			// nodes, its partitions may have no leader in the client's
-			// metadata yet ("Failed to query partition leaders").
-			retry, stale = fmt.Errorf("list offsets: %w", t.cfg.Client.RedactError(err)), true
-		case err != nil:
-			return nil, t.clientErrorf("read to the end: list offsets: %w", t.cfg.Client.RedactError(err))
-		}
-		for tp, info := range res.ResultInfos {
-			switch code := info.Error.Code(); code {
-			case kafka.ErrNoError:
-				ends[tp.Partition] = int64(info.Offset)
-			case kafka.ErrNotLeaderForPartition, kafka.ErrLeaderNotAvailable, kafka.ErrUnknownLeaderEpoch,
-				kafka.ErrFencedLeaderEpoch, kafka.ErrReplicaNotAvailable, kafka.ErrOffsetNotAvailable,
-				kafka.ErrUnknownTopicOrPart, kafka.ErrNotCoordinator, kafka.ErrRequestTimedOut:
-				retry = fmt.Errorf("end of partition %d: %w", tp.Partition, info.Error)
-				stale = stale || leaderMoved(code)
+			wait := endQueryTimeout
+			if dl, ok := ctx.Deadline(); ok {
+				wait = min(wait, time.Until(dl))
+			}
+			if wait <= 0 {
+				break
+			}
+			_, high, err := t.ends.QueryWatermarkOffsets(t.cfg.Topic, p, int(wait.Milliseconds()))
+			switch {
+			case err == nil && high >= 0:
+				ends[p] = high
+			case err == nil:
+				last = fmt.Errorf("end of partition %d: no offset in the answer", p)
+			case transientEnd(err):
+				last = fmt.Errorf("end of partition %d: %w", p, t.cfg.Client.RedactError(err))
 			default:
-				return nil, t.clientErrorf("read to the end: end of partition %d: %w", tp.Partition, info.Error)
+				return nil, t.clientErrorf("read to the end: end of partition %d: %w", p, t.cfg.Client.RedactError(err))
 			}
 		}
 		if len(ends) == len(t.parts) {
 			return ends, nil
 		}
-		if retry == nil {
-			retry = fmt.Errorf("the broker did not answer for %d partitions", len(t.parts)-len(ends))
-		}
-		if stale && time.Since(refreshed) >= metadataRefreshEvery {
-			// The admin client asks the leader its cached metadata names
-			// and does not look again on its own: after a broker restart
-			// every retry would go to a leader that is no longer one
-			// (seen for minutes with a 3-node cluster).
-			t.refreshMetadata()
-			refreshed = time.Now()
-		}
 		select {
 		case <-ctx.Done():
-			return nil, t.clientErrorf("read to the end: %v: %w", retry, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
+			if last == nil {
+				last = fmt.Errorf("the broker did not answer for %d partitions", len(t.parts)-len(ends))
+			}
+			return nil, t.clientErrorf("read to the end: %v: %w", last, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-// leadersUnknown reports a ListOffsets failure as a whole that means the
-// client found no leader for the partitions: transient while a new
+// endQueryTimeout bounds one partition's end query: the caller's context
+// may be longer, and a query to a dead leader waits it out.
+const endQueryTimeout = 3 * time.Second
+
+// transientEnd reports an end query failure that means the partition's
+// leader is unknown, moving or not answering: transient while a new
 // topic's leaders are elected or a broker restarts.
-func leadersUnknown(err error) bool {
+func transientEnd(err error) bool {
 	var ke kafka.Error
 	if !errors.As(err, &ke) {
 		return false
 	}
 	switch ke.Code() {
 	case kafka.ErrNoent, kafka.ErrLeaderNotAvailable, kafka.ErrNotLeaderForPartition, kafka.ErrUnknownTopicOrPart,
-		kafka.ErrUnknownPartition, kafka.ErrTransport, kafka.ErrAllBrokersDown, kafka.ErrTimedOut:
+		kafka.ErrUnknownPartition, kafka.ErrTransport, kafka.ErrAllBrokersDown, kafka.ErrTimedOut, kafka.ErrTimedOutQueue,
+		kafka.ErrUnknownLeaderEpoch, kafka.ErrFencedLeaderEpoch, kafka.ErrReplicaNotAvailable, kafka.ErrOffsetNotAvailable,
+		kafka.ErrNotCoordinator, kafka.ErrRequestTimedOut, kafka.ErrDestroy:
 		return true
 	}
 	return strings.Contains(ke.Error(), "partition leaders")
-}
-
-// metadataRefreshEvery bounds how often endOffsets asks for fresh topic
-// metadata while partition leaders move.
-const metadataRefreshEvery = 500 * time.Millisecond
-
-// leaderMoved reports the answers that mean the client's idea of a
-// partition's leader is out of date.
-func leaderMoved(code kafka.ErrorCode) bool {
-	switch code {
-	case kafka.ErrNotLeaderForPartition, kafka.ErrLeaderNotAvailable, kafka.ErrUnknownLeaderEpoch, kafka.ErrFencedLeaderEpoch:
-		return true
-	}
-	return false
-}
-
-// refreshMetadata fetches the topic's metadata, which the client keeps
-// for its next requests. A failure is left to the next attempt.
-func (t *Table) refreshMetadata() {
-	topic := t.cfg.Topic
-	if _, err := t.admin.Client().GetMetadata(&topic, false, 2000); err != nil {
-		t.cfg.Logger.Debug("kafkastore: refresh the topic's metadata", "topic", topic, "error", t.cfg.Client.RedactError(err))
-	}
 }
 
 // waitRead waits until read[p] >= ends[p] for every partition.
@@ -695,6 +675,6 @@ func (t *Table) Close() {
 	t.wmu.Lock()
 	t.closeProducerLocked()
 	t.wmu.Unlock()
-	t.admin.Close()
+	_ = t.ends.Close()
 	_ = t.cons.Close()
 }
