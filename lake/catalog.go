@@ -224,11 +224,24 @@ func OpenCatalog(ctx context.Context, c CatalogConfig) (catalog.Catalog, func() 
 	}
 	delete(props, "uri") // the handle is open; do not leak the DSN into table IO properties
 	cat, err := sqlcat.NewCatalog(c.Name, db, sqlcat.SupportedDialect(dialect), props)
+	for try := 0; err != nil && lostSchemaRace(err) && try < 3; try++ {
+		// Another process created the catalog's tables at the same
+		// moment (Postgres answers the loser of two CREATE TABLE IF NOT
+		// EXISTS with a duplicate key): they exist now.
+		cat, err = sqlcat.NewCatalog(c.Name, db, sqlcat.SupportedDialect(dialect), props)
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, nil, fmt.Errorf("open sql catalog: %w", err)
 	}
 	return cat, func() error { return errors.Join(cat.Close(), db.Close()) }, nil
+}
+
+// lostSchemaRace reports the error of a sql catalog whose creation of
+// its own tables raced another process's.
+func lostSchemaRace(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "duplicate key") || strings.Contains(msg, "already exists")
 }
 
 // ErrNotSQL is returned by OpenDB for catalogs that are not SQL catalogs.

@@ -295,12 +295,12 @@ func (h *Herder) lead(ctx context.Context) error {
 				"worker_id", id, "its_protocol", info.Protocol, "its_version", info.Version, "protocol", h.info.Protocol, "version", h.info.Version)
 			continue
 		}
-		workers = append(workers, cluster.Worker{ID: id, Applied: info.Applied, Refuses: info.Refuses})
+		workers = append(workers, cluster.Worker{ID: id, Plugins: pluginNames(info.Plugins), Applied: info.Applied, Refuses: info.Refuses})
 	}
 	conns := make([]cluster.Connector, 0, len(snap.Connectors))
 	for _, name := range slices.Sorted(maps.Keys(snap.Connectors)) {
 		c := snap.Connectors[name]
-		conns = append(conns, cluster.Connector{Name: name, Tasks: worker.TasksMax(c.Config), Target: c.Target})
+		conns = append(conns, cluster.Connector{Name: name, Tasks: worker.TasksMax(c.Config), Plugins: neededPlugins(c.Config, workers), Target: c.Target})
 	}
 	res, err := cluster.Assign(prev, workers, conns)
 	if err != nil {
@@ -321,6 +321,38 @@ func (h *Herder) lead(ctx context.Context) error {
 	}
 	h.log.Info("placed the connectors", "epoch", res.Assignment.Epoch, "workers", members, "placement", placement(res.Assignment))
 	return nil
+}
+
+// pluginNames lists the names of a worker's plugin components.
+func pluginNames(ps []kafkastore.Plugin) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// neededPlugins names the components a connector's config asks for
+// (source, connector.class, partitioner, maintenance) that some live
+// worker has: the assignor then places the connector only on workers
+// that have them all, before any worker had to refuse it. A name no live
+// worker has (a Connect class alias, a missing plugin) is left to the
+// workers' refusals, which name what is missing.
+func neededPlugins(config map[string]string, workers []cluster.Worker) []string {
+	var out []string
+	for _, key := range []string{runtime.KeySource, runtime.KeyConnectorClass, runtime.KeyPartitioner, runtime.KeyMaintenance} {
+		name := strings.TrimSpace(config[key])
+		if name == "" || slices.Contains(out, name) {
+			continue
+		}
+		for _, w := range workers {
+			if slices.Contains(w.Plugins, name) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // readAssignment takes the newest assignment the config store applied
