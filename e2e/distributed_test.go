@@ -364,19 +364,11 @@ func TestDistributedTasksSpread(t *testing.T) {
 // the connector moves; then thaws it (a zombie that still runs the
 // connector until it reads the new assignment) and checks that it stops
 // its copy. Then every worker is restarted in turn while both connectors
-// ingest. Every table must still hold each record exactly once.
-//
-// It runs in make soak-distributed (FLOE_E2E_KAFKA_CLUSTER=1), not in
-// make test, until an open defect is fixed: since 2026-12-06 it fails
-// two runs in two on "checkpoint 4 after checkpoint 6": the thawed
-// zombie committer commits a checkpoint id below the table's newest,
-// because the sink fences each partition's range against the table's
-// frontier but not the checkpoint id. Rows stay exactly once (every
-// range continues its partition), but checkpoint ids must only grow.
+// ingest. Every table must still hold each record exactly once, and
+// checkpoint ids only grow: the zombie's commit of a partition its
+// successor had not committed yet continues the frontier, and only the
+// sink's fence on the checkpoint id refuses it.
 func TestDistributedZombieAndRollingRestart(t *testing.T) {
-	if os.Getenv("FLOE_E2E_KAFKA_CLUSTER") != "1" {
-		t.Skip("open defect (a zombie committer's checkpoint id goes back): runs with FLOE_E2E_KAFKA_CLUSTER=1 (make soak-distributed)")
-	}
 	env := harness.Require(t, harness.FloeBinary, harness.Kafka, harness.Postgres, harness.Plugin("datagen"),
 		harness.Plugin("partitioners"), harness.Plugin("iceberg"), harness.Readers)
 	ctx := harness.Context(t, 10*time.Minute)

@@ -117,7 +117,15 @@ type SinkTask interface {
 
 // SinkTaskWithFrontier is implemented by sinks that store source positions
 // with their data (floe's exactly-once mode). The host resumes sources from
-// the frontier and never from anywhere else.
+// the frontier and never from anywhere else, and numbers checkpoints on
+// from the frontier's Checkpoint.
+//
+// Such a sink fences what it commits: a Commit whose ranges do not
+// continue the frontier, or whose checkpoint id is not above the newest
+// it committed for the connector (a superseded committer's, which may
+// resume after its successor committed), fails and commits nothing; a
+// retry of a checkpoint the sink holds is no such commit (see Commit).
+// The sdktest.SinkKit check superseded_committer holds sinks to the id.
 type SinkTaskWithFrontier interface {
 	// Frontier returns, per source partition, the position after the last
 	// record the sink holds, and the last committed checkpoint id.

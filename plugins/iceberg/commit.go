@@ -239,7 +239,7 @@ type base struct {
 }
 
 // check plans a commit of a table: finds whether the checkpoint is
-// already in the table and fences it. A table the task knew (not fresh)
+// already in the table and fences its id and its ranges. A table the task knew (not fresh)
 // is reloaded before a fencing error is believed.
 func (t *task) check(ctx context.Context, st *tableState, b base, req sdk.CommitRequest, w *tableWork) (base, error) {
 	for {
@@ -261,7 +261,10 @@ func (t *task) check(ctx context.Context, st *tableState, b base, req sdk.Commit
 		if b.isDone {
 			return b, nil
 		}
-		b.next, err = fence(st.name, st.committerFrontier(h, t.reset), req.Ranges, w.notes)
+		err = fenceCheckpoint(st.name, h, req.Checkpoint)
+		if err == nil {
+			b.next, err = fence(st.name, st.committerFrontier(h, t.reset), req.Ranges, w.notes)
+		}
 		if err != nil && !b.fresh {
 			b.tbl = nil
 			continue

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -199,6 +200,28 @@ func TestFencing(t *testing.T) {
 			t.Fatalf("zombie commit 2: %v", err)
 		}
 		f.checkExactlyOnce("db.events", map[string][2]int64{"p": {0, 110}})
+	})
+	t.Run("superseded committer", func(t *testing.T) {
+		// A committer that resumes after its successor committed: its
+		// range of partition q continues the table (q is new to it), but
+		// its checkpoint id is not above the successor's.
+		f := newFixture(t, nil)
+		a, zombie := f.open(1), f.open(1)
+		prepare(t, a, 1, schemaV1)
+		prepare(t, zombie, 1, schemaV1)
+		step(t, a, 1, batchV1("p", 0, 10))
+		step(t, a, 2, batchV1("p", 10, 10))
+		for _, id := range []uint64{1, 2} {
+			err := commitErr(t, zombie, id, batchV1("q", 0, 10))
+			if !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(),
+				fmt.Sprintf("checkpoint %d is not above the connector's newest commit, checkpoint 2", id)) {
+				t.Fatalf("checkpoint %d of the superseded committer: %v", id, err)
+			}
+		}
+		f.checkExactlyOnce("db.events", map[string][2]int64{"p": {0, 20}})
+		// Above the table's newest, the same range commits.
+		step(t, zombie, 3, batchV1("q", 0, 10))
+		f.checkExactlyOnce("db.events", map[string][2]int64{"p": {0, 20}, "q": {0, 10}})
 	})
 	t.Run("other connector", func(t *testing.T) {
 		// Another connector's commits to the table do not move this

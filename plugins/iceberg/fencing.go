@@ -12,7 +12,8 @@ import (
 // ErrFenced is wrapped by Commit when a checkpoint's source ranges do not
 // continue a table's committed frontier: records another writer already
 // committed (an overlap: that writer owns the partition) or records
-// missing (a gap). Nothing of the checkpoint is committed to that table;
+// missing (a gap); or when its id is not above the connector's newest
+// commit to the table (a superseded committer's). Nothing of the checkpoint is committed to that table;
 // the host drops its uncommitted work and restarts the tasks from the
 // tables' frontier.
 var ErrFenced = errors.New("fenced")
@@ -104,6 +105,23 @@ func fence(name string, frontier map[string]int64, ranges []sdk.Range, notes tab
 		return nil, fmt.Errorf("iceberg sink: table %s: the writers hold rows of partitions %v, which the checkpoint's ranges do not cover", name, stray)
 	}
 	return next, nil
+}
+
+// fenceCheckpoint refuses a checkpoint whose id is not above the
+// connector's newest commit to the table. Such a commit is a superseded
+// committer's: a zombie that resumed after its successor, which started
+// from the sink's frontier (the highest checkpoint over the tables),
+// committed. Its ranges may well continue the frontier (partitions the
+// successor has not committed yet), but a connector's checkpoint ids
+// only grow in every table, for recovery and for every reader of the
+// summaries. A retry of a checkpoint the table holds never gets here
+// (committedAs).
+func fenceCheckpoint(name string, h history, checkpoint uint64) error {
+	if !h.found || checkpoint > h.newest.checkpoint {
+		return nil
+	}
+	return fmt.Errorf("iceberg sink: %w: table %s: checkpoint %d is not above the connector's newest commit, checkpoint %d (snapshot %d, committer %s, epoch %d): another committer took over",
+		ErrFenced, name, checkpoint, h.newest.checkpoint, h.newest.snapshotID, h.newest.committer, h.newest.epoch)
 }
 
 func gapError(name, partition string, committed, starts int64) error {

@@ -305,6 +305,7 @@ type fakeSink struct {
 	ignoreReset    bool // Open ignores the host's offsets reset
 	undeclared     bool // the component does not declare its frontier
 	stuckWaits     bool // Waits names a service while everything answers
+	backwardIDs    bool // Commit accepts a checkpoint id not above the newest
 
 	mu        sync.Mutex
 	positions map[string]map[string]int64 // config "table" → partition → next
@@ -424,7 +425,11 @@ func (t *fakeSinkTask) Commit(_ context.Context, req sdk.CommitRequest) ([]sdk.T
 	if pos == nil {
 		pos = map[string]int64{}
 	}
-	// Fencing, as a table would: a range continues the frontier.
+	// Fencing, as a table would: the id grows, a range continues the
+	// frontier.
+	if newest := t.f.cps[t.table]; len(req.Results) > 0 && req.Checkpoint <= newest && !t.f.backwardIDs {
+		return nil, fmt.Errorf("fenced: checkpoint %d is not above the newest, %d", req.Checkpoint, newest)
+	}
 	for _, r := range req.Ranges {
 		if f, ok := pos[r.Partition]; ok && r.From != f && !t.f.wrongFrontier {
 			return nil, fmt.Errorf("fenced: partition %s is committed up to %d, the checkpoint starts at %d", r.Partition, f, r.From)

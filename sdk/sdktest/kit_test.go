@@ -161,7 +161,7 @@ func TestPartitionerKitCatches(t *testing.T) {
 }
 
 var sinkChecks = []string{CheckSpec, CheckInvalidConfig, CheckCapabilities, CheckWriteFlushCommit, CheckEmptyCheckpoint, CheckPipelined,
-	CheckFrontierReopen, CheckOffsetsReset, CheckPrepareSchema, CheckClose}
+	CheckFrontierReopen, CheckOffsetsReset, CheckSuperseded, CheckPrepareSchema, CheckClose}
 
 func freshTable(t testing.TB) map[string]string {
 	return map[string]string{"table": t.Name()}
@@ -185,6 +185,7 @@ func TestSinkKitCatches(t *testing.T) {
 		{"empty commit fails", &fakeSink{failEmpty: true}, CheckEmptyCheckpoint, "Commit(1): "},
 		{"frontier lost on reopen", &fakeSink{forget: true}, CheckFrontierReopen, "after reopening the sink,"},
 		{"offsets reset ignored", &fakeSink{ignoreReset: true}, CheckOffsetsReset, "where the offsets reset put it"},
+		{"superseded committer accepted", &fakeSink{backwardIDs: true}, CheckSuperseded, "a second task's Commit(2) of partition"},
 		{"frontier not declared", &fakeSink{undeclared: true}, CheckCapabilities, `does not declare capability "frontier"`},
 		{"waits while healthy", &fakeSink{stuckWaits: true}, CheckCapabilities, "says it waits for [{catalog at memory"},
 		{"missing required key", &fakeSink{}, CheckInvalidConfig, "Open accepted the config"},

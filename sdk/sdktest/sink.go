@@ -69,6 +69,7 @@ const (
 	CheckOffsetsReset     = "offsets_reset"
 	CheckPrepareSchema    = "prepare_schema"
 	CheckCommitRetry      = "commit_retry"
+	CheckSuperseded       = "superseded_committer"
 )
 
 // SinkKit runs the sink conformance checks against target, each as a
@@ -106,6 +107,13 @@ const (
 //     fresh process: the retry succeeds and every table holds the
 //     checkpoint exactly once (sdk.SinkTask's Commit contract), and the
 //     frontier, if any, has it (skipped without CommitRetry).
+//   - superseded_committer: one task commits checkpoints 1 and 2 of the
+//     first partition; a second task of the same connector (a committer
+//     that was superseded) then commits checkpoint 2 with a range of
+//     another partition, new to the sink. Its range continues the
+//     frontier, but its id is not above the newest: Commit must fail and
+//     the frontier stay as it was (sdk.SinkTaskWithFrontier's contract).
+//     Its checkpoint 3 then commits (skipped without a frontier).
 //   - prepare_schema: preparing the same schema twice succeeds (a sink
 //     without schema support accepts all).
 //   - close: Close succeeds and calls after it fail.
@@ -145,6 +153,7 @@ func sinkKit(t tb, target Target, c SinkCase) {
 		{CheckPipelined, k.pipelined},
 		{CheckFrontierReopen, k.frontierReopen},
 		{CheckOffsetsReset, k.offsetsReset},
+		{CheckSuperseded, k.superseded},
 		{CheckPrepareSchema, k.prepareSchema},
 		{CheckCommitRetry, k.commitRetry},
 		{CheckClose, k.close},
@@ -520,6 +529,53 @@ func (k *sinkKitRun) offsetsReset(t tb, s *session, cfg map[string]string, in []
 	f, _ := k.frontier(t, s, task)
 	checkFrontier(t, f, nextOf(w1, w2), 2, "after the reset and Commit(2)")
 	k.closeSink(t, s, task)
+}
+
+func (k *sinkKitRun) superseded(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	task := k.open(t, s, cfg)
+	defer k.closeSink(t, s, task)
+	if _, ok := k.frontier(t, s, task); !ok {
+		t.Skip("the sink keeps no frontier (it declares no frontier capability)")
+	}
+	parts := map[string][]client.Batch{}
+	var order []string
+	for _, b := range in {
+		if parts[b.Partition] == nil {
+			order = append(order, b.Partition)
+		}
+		parts[b.Partition] = append(parts[b.Partition], b)
+	}
+	if len(order) < 2 || len(parts[order[0]]) < 2 {
+		t.Fatalf("the check needs batches of two partitions, the first with two batches or more; the case has %d partitions", len(order))
+	}
+	first, other := parts[order[0]], parts[order[1]]
+	k.prepare(t, s, task, k.c.Batches)
+	w1, w2 := newWritten(), newWritten()
+	k.write(t, s, task, 1, first[:1], w1)
+	k.commit(t, s, task, 1, w1, k.flush(t, s, task, 1, w1))
+	k.write(t, s, task, 2, first[1:], w2)
+	k.commit(t, s, task, 2, w2, k.flush(t, s, task, 2, w2))
+
+	zombie := k.open(t, s, cfg)
+	defer k.closeSink(t, s, zombie)
+	k.prepare(t, s, zombie, k.c.Batches)
+	late := newWritten()
+	k.write(t, s, zombie, 2, other, late)
+	results := k.flush(t, s, zombie, 2, late)
+	ctx, cancel := s.callCtx(callTimeout)
+	_, err := zombie.Commit(ctx, sdk.CommitRequest{Checkpoint: 2, Ranges: late.rangeList(), Results: results})
+	cancel()
+	if err == nil {
+		t.Errorf("a second task's Commit(2) of partition %s succeeded after the first task committed checkpoint 2; a sink with a frontier refuses a checkpoint id not above its newest (a superseded committer's)", order[1])
+	}
+	f, _ := k.frontier(t, s, task)
+	checkFrontier(t, f, nextOf(w1, w2), 2, "after the refused Commit(2) of a superseded committer,")
+
+	again := newWritten()
+	k.write(t, s, zombie, 3, other, again)
+	k.commit(t, s, zombie, 3, again, k.flush(t, s, zombie, 3, again))
+	f, _ = k.frontier(t, s, zombie)
+	checkFrontier(t, f, nextOf(w1, w2, again), 3, "after Commit(3) of the same range,")
 }
 
 func (k *sinkKitRun) prepareSchema(t tb, s *session, cfg map[string]string, _ []client.Batch) {
