@@ -552,32 +552,44 @@ func (t *Table) ReadToEnd(ctx context.Context) error {
 // a core per store; three workers' stores kept a restarted Kafka node
 // from starting on two cores), and a ListOffsets that timed out answers
 // "success" with no offset. The consumer's query fails with a timeout
-// instead, and the consumer looks the new leader up by itself.
+// instead.
+//
+// That consumer fetches nothing, so librdkafka does not look up a new
+// leader for it when one dies: it keeps asking the dead one until its
+// periodic metadata refresh (topic.metadata.refresh.interval.ms, 5 min),
+// which once held a worker's connector start, and a new leader's claim of
+// the config topic, for five minutes while a Kafka node was down. After a
+// failed round it asks for the topic's metadata, which updates the
+// leaders it asks (measured: 11 s from the kill of a partition's leader
+// to its next answered query; never within 60 s without).
 func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	ends := map[int32]int64{}
 	var last error
-	for {
+	for round := 0; ; round++ {
+		wait := queryWait(ctx)
+		if round > 0 && wait > 0 {
+			topic := t.cfg.Topic
+			_, _ = t.ends.GetMetadata(&topic, false, int(wait.Milliseconds())) // a failure is left to the next round
+			wait = queryWait(ctx)
+		}
+		var missing []int32
 		for _, p := range t.parts {
-			if _, ok := ends[p]; ok {
-				continue
+			if _, ok := ends[p]; !ok {
+				missing = append(missing, p)
 			}
-			wait := endQueryTimeout
-			if dl, ok := ctx.Deadline(); ok {
-				wait = min(wait, time.Until(dl))
-			}
-			if wait <= 0 {
-				break
-			}
-			_, high, err := t.ends.QueryWatermarkOffsets(t.cfg.Topic, p, int(wait.Milliseconds()))
-			switch {
-			case err == nil && high >= 0:
-				ends[p] = high
-			case err == nil:
-				last = fmt.Errorf("end of partition %d: no offset in the answer", p)
-			case transientEnd(err):
-				last = fmt.Errorf("end of partition %d: %w", p, t.cfg.Client.RedactError(err))
-			default:
-				return nil, t.clientErrorf("read to the end: end of partition %d: %w", p, t.cfg.Client.RedactError(err))
+		}
+		if wait > 0 {
+			for _, a := range t.queryEnds(missing, wait) {
+				switch {
+				case a.err == nil && a.high >= 0:
+					ends[a.partition] = a.high
+				case a.err == nil:
+					last = fmt.Errorf("end of partition %d: no offset in the answer", a.partition)
+				case transientEnd(a.err):
+					last = fmt.Errorf("end of partition %d: %w", a.partition, t.cfg.Client.RedactError(a.err))
+				default:
+					return nil, t.clientErrorf("read to the end: end of partition %d: %w", a.partition, t.cfg.Client.RedactError(a.err))
+				}
 			}
 		}
 		if len(ends) == len(t.parts) {
@@ -593,6 +605,46 @@ func (t *Table) endOffsets(ctx context.Context) (map[int32]int64, error) {
 		}
 	}
 }
+
+// queryWait is how long one end query may take: endQueryTimeout, or
+// less when ctx ends sooner.
+func queryWait(ctx context.Context) time.Duration {
+	wait := endQueryTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl))
+	}
+	return wait
+}
+
+type endAnswer struct {
+	partition int32
+	high      int64
+	err       error
+}
+
+// queryEnds asks for the ends of parts, endQueries at a time: a query to a
+// dead leader waits out librdkafka's request timeout (about 10 s here,
+// whatever wait says), so one after another the offsets topic's 25
+// partitions could take minutes.
+func (t *Table) queryEnds(parts []int32, wait time.Duration) []endAnswer {
+	out := make([]endAnswer, len(parts))
+	sem := make(chan struct{}, endQueries)
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, high, err := t.ends.QueryWatermarkOffsets(t.cfg.Topic, p, int(wait.Milliseconds()))
+			out[i] = endAnswer{partition: p, high: high, err: err}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// endQueries bounds the end queries in flight of one table.
+const endQueries = 8
 
 // endQueryTimeout bounds one partition's end query: the caller's context
 // may be longer, and a query to a dead leader waits it out.
