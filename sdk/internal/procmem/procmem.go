@@ -14,13 +14,16 @@ package procmem
 
 import "time"
 
-// releaseAt is when, after Release is called, the pages are dropped: once
-// start-up is over, and again once the first connector's tasks opened
-// (their set-up code runs once too).
-var releaseAt = []time.Duration{5 * time.Second, time.Minute}
+// releaseAt is when, after Release is called, the pages are dropped: at
+// once (Release is called once init is over, and a connector that starts
+// with its worker ramps its buffers up within the next seconds, when
+// start-up's pages made the process's peak), once the rest of start-up is
+// over, and again once the first connector's tasks opened (their set-up
+// code runs once too).
+var releaseAt = []time.Duration{0, 5 * time.Second, time.Minute}
 
-// Release drops the binary's read-only pages in the background, a few
-// seconds and a minute from now. Errors are ignored: the process only
+// Release drops the binary's read-only pages in the background: now, a
+// few seconds and a minute from now. Errors are ignored: the process only
 // keeps more memory resident.
 func Release() {
 	go func() {
