@@ -239,8 +239,8 @@ type base struct {
 }
 
 // check plans a commit of a table: finds whether the checkpoint is
-// already in the table and fences its id and its ranges. A table the task knew (not fresh)
-// is reloaded before a fencing error is believed.
+// already in the table and fences its id and its ranges. A table the
+// task knew (not fresh) is reloaded before a fencing error is believed.
 func (t *task) check(ctx context.Context, st *tableState, b base, req sdk.CommitRequest, w *tableWork) (base, error) {
 	for {
 		if b.tbl == nil {

@@ -13,9 +13,9 @@ import (
 // continue a table's committed frontier: records another writer already
 // committed (an overlap: that writer owns the partition) or records
 // missing (a gap); or when its id is not above the connector's newest
-// commit to the table (a superseded committer's). Nothing of the checkpoint is committed to that table;
-// the host drops its uncommitted work and restarts the tasks from the
-// tables' frontier.
+// commit to the table (a superseded committer's). Nothing of the
+// checkpoint is committed to that table; the host drops its uncommitted
+// work and restarts the tasks from the tables' frontier.
 var ErrFenced = errors.New("fenced")
 
 // tableNotes is what the writers of a checkpoint report about one table:
