@@ -355,6 +355,15 @@ func (k *sinkKitRun) commit(t tb, s *session, task *client.SinkTask, cp uint64, 
 	}
 }
 
+// tryCommit commits cp and returns Commit's error, for the checks that
+// expect a refusal or name the rule a failure breaks.
+func (k *sinkKitRun) tryCommit(s *session, task *client.SinkTask, cp uint64, w *written, results []sdk.WriteResult) error {
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	_, err := task.Commit(ctx, sdk.CommitRequest{Checkpoint: cp, Ranges: w.rangeList(), Results: results})
+	return err
+}
+
 // frontier returns the sink's frontier, or false when it keeps none.
 func (k *sinkKitRun) frontier(t tb, s *session, task *client.SinkTask) (sdk.Frontier, bool) {
 	t.Helper()
@@ -519,11 +528,7 @@ func (k *sinkKitRun) offsetsReset(t tb, s *session, cfg map[string]string, in []
 	k.prepare(t, s, task, k.c.Batches)
 	w2 := newWritten()
 	k.write(t, s, task, 2, again, w2)
-	results := k.flush(t, s, task, 2, w2)
-	ctx, cancel := s.callCtx(callTimeout)
-	_, err := task.Commit(ctx, sdk.CommitRequest{Checkpoint: 2, Ranges: w2.rangeList(), Results: results})
-	cancel()
-	if err != nil {
+	if err := k.tryCommit(s, task, 2, w2, k.flush(t, s, task, 2, w2)); err != nil {
 		t.Fatalf("Commit(2) of partition %s from %d, where the offsets reset put it, failed: %v; a sink opened with an OffsetsReset fences against its positions", first, positions[first], err)
 	}
 	f, _ := k.frontier(t, s, task)
@@ -561,11 +566,7 @@ func (k *sinkKitRun) superseded(t tb, s *session, cfg map[string]string, in []cl
 	k.prepare(t, s, zombie, k.c.Batches)
 	late := newWritten()
 	k.write(t, s, zombie, 2, other, late)
-	results := k.flush(t, s, zombie, 2, late)
-	ctx, cancel := s.callCtx(callTimeout)
-	_, err := zombie.Commit(ctx, sdk.CommitRequest{Checkpoint: 2, Ranges: late.rangeList(), Results: results})
-	cancel()
-	if err == nil {
+	if err := k.tryCommit(s, zombie, 2, late, k.flush(t, s, zombie, 2, late)); err == nil {
 		t.Errorf("a second task's Commit(2) of partition %s succeeded after the first task committed checkpoint 2; a sink with a frontier refuses a checkpoint id not above its newest (a superseded committer's)", order[1])
 	}
 	f, _ := k.frontier(t, s, task)
