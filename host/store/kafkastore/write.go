@@ -39,9 +39,9 @@ const lingerMs = 5
 // while a Kafka node is down, every idempotent producer's broker thread
 // for the partitions' new leader spins in user space (librdkafka 2.11:
 // five idempotent producers writing a record every 200 ms took 0.6-1.0
-// cores, five with one request in flight and no idempotence 0.05; three workers' store
-// producers pushed the load average past 150 on two cores and kept the
-// dead node from starting again). A retried write may then land twice,
+// cores, five with one request in flight and no idempotence 0.05; three
+// workers' store producers pushed the load average past 150 on two cores
+// and kept the dead node from starting again). A retried write may then land twice,
 // which a keyed record in a compacted topic shrugs off: the reader
 // applies the same record again.
 func (t *Table) producerConfig() kafka.ConfigMap {
