@@ -8,7 +8,13 @@ import (
 
 // Sink writes records to an external system in two phases: writers write
 // files (Write, Flush) and a committer registers them (Commit). A connector
-// opens it once per process, for all of its writers.
+// opens it once per process, for all of its writers; in a cluster the
+// worker holding the connector's committer opens one more task of the
+// connector in the same process, with one writer, and calls only Frontier
+// and Commit on it, with results flushed by any task. Tasks of a connector
+// are independent: one's Open, Frontier or Commit leaves what another
+// wrote and has not flushed whole. The sdktest.SinkKit check
+// committer_task holds sinks to it.
 type Sink interface {
 	Open(ctx context.Context, req SinkOpenRequest) (SinkTask, error)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/floehq/floe/host/store"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -19,10 +20,10 @@ import (
 // commits, once per commit interval, every checkpoint that continues the
 // connector's frontier, in one commit (commitForCluster).
 
-// errCommitterArrived ends a session on the worker the committer moved
-// to: the committer must start from the table's frontier, which only a
-// new session reads.
-var errCommitterArrived = errors.New("the connector's committer moved to this worker")
+// errCommitterOpen ends the session when the committer's own sink task
+// cannot be opened or cannot read the table's frontier (a service down):
+// a new session tries again, with the reopen's backoff.
+var errCommitterOpen = errors.New("cannot open the committer's sink task")
 
 // errCommitRefused ends the committer's session when the sink refused a
 // cluster commit for a reason other than an outage (the table moved under
@@ -107,47 +108,91 @@ func (s *session) awaitAnswer(cp Checkpoint) error {
 	}
 }
 
-// clusterCommitter runs the connector's committer while this worker
+// clusterCommitter runs the connector's committer whenever this worker
 // holds it, for the session's life. The committer may leave (another
 // worker takes it; the checkpoints waiting here are published to it
-// again by their workers), and may come back: then the session ends
-// (errCommitterArrived) so a new one reads the table's frontier.
+// again by their workers) and come back; the session's writers go on
+// meanwhile.
 func (s *session) clusterCommitter(ctx context.Context) {
 	st := s.c.share
 	committer, _, changed := st.role()
-	if committer {
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := s.commitForCluster(ctx); err != nil && ctx.Err() == nil {
-				s.abort(err)
-			}
-		}()
-		for committer {
-			select {
-			case <-changed:
-				committer, _, changed = st.role()
-			case <-done:
-				cancel()
+	for {
+		if committer {
+			var ended bool
+			if changed, ended = s.holdCommitter(ctx, changed); ended {
 				return
 			}
 		}
-		cancel()
-		<-done
-		s.c.logger.Info("the connector's committer moved to another worker")
-	}
-	for {
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return
 		}
-		if committer, _, changed = st.role(); committer {
-			s.abort(errCommitterArrived)
-			return
+		committer, _, changed = st.role()
+	}
+}
+
+// holdCommitter commits for the cluster (commitForCluster) until the
+// committer moves to another worker; it returns the role's next change
+// and whether the committer ended with the session instead.
+func (s *session) holdCommitter(ctx context.Context, changed <-chan struct{}) (<-chan struct{}, bool) {
+	st := s.c.share
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := s.commitForCluster(ctx); err != nil && ctx.Err() == nil {
+			s.abort(err)
+		}
+	}()
+	for committer := true; committer; {
+		select {
+		case <-changed:
+			committer, _, changed = st.role()
+		case <-done:
+			return changed, true
 		}
 	}
+	cancel()
+	<-done
+	s.c.logger.Info("the connector's committer moved to another worker")
+	return changed, false
+}
+
+// committerTask is the sink task the committer commits through: a task
+// of its own on the worker's sink process, opened with the committer.
+// Reading the table's frontier on it leaves the session's writing task
+// (its replay floors, its checkpoints in flight) alone, so the worker
+// the committer moves to goes on writing, and commits what its own
+// writers flushed before the move too.
+type committerTask struct {
+	sink SinkTask
+	// start and checkpoint are the frontier the committer begins at (the
+	// table's, or the user's pending override, then override is set).
+	start      map[string]int64
+	checkpoint uint64
+	override   *store.Override
+}
+
+// openCommitterTask opens the committer's sink task and reads the table's
+// frontier on it. A failure wraps errSinkLost when the sink process died,
+// errCommitterOpen otherwise.
+func (s *session) openCommitterTask(ctx context.Context) (*committerTask, error) {
+	c := s.c
+	sink, ov, err := openSinkTask(ctx, c, s.sinkProc, 1)
+	if err == nil {
+		var fr sdk.Frontier
+		if fr, err = sinkFrontier(ctx, sink, c.opts.Offsets, c.opts.Name); err == nil {
+			start, override := resumeFrom(ctx, c, fr, ov)
+			return &committerTask{sink: sink, start: start, checkpoint: fr.Checkpoint, override: override}, nil
+		}
+		closeQuietly(c, ctx, sink)
+	}
+	if processGone(s.sinkProc, err) {
+		return nil, fmt.Errorf("%w: open the committer's sink task: %w", errSinkLost, err)
+	}
+	return nil, fmt.Errorf("%w: %w", errCommitterOpen, err)
 }
 
 // commitForCluster is the connector's committer: it gathers the flushed
@@ -155,15 +200,21 @@ func (s *session) clusterCommitter(ctx context.Context) {
 // frontier (planCommit) in one commit per round, a round every commit
 // interval, or sooner once every worker of the previous commit has a
 // checkpoint ready. After each commit it answers through the link and
-// stores the offsets. It starts from the frontier the session opened at
-// (the table's). It returns nil when ctx ends.
+// stores the offsets. It starts from the frontier the committer opened at
+// (the table's, read on its own sink task). It returns nil when ctx ends.
 func (s *session) commitForCluster(ctx context.Context) error {
 	c, st := s.c, s.c.share
-	frontier := maps.Clone(s.start)
-	commitID := s.startCheckpoint
-	s.mu.Lock()
-	override := s.override
-	s.mu.Unlock()
+	ct, err := s.openCommitterTask(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer closeQuietly(c, ctx, ct.sink)
+	frontier := maps.Clone(ct.start)
+	commitID := ct.checkpoint
+	override := ct.override
 	waiting := map[CheckpointRef]FlushedCheckpoint{}
 	newest := map[string]string{} // each worker's newest session seen
 	log := newAnswerLog(answerLogSize)
@@ -213,7 +264,7 @@ func (s *session) commitForCluster(ctx context.Context) error {
 		}
 		plan := planCommit(frontier, slices.Collect(maps.Values(waiting)))
 		if lingering := gaps.lingering(plan.gaps, time.Now()); len(lingering) > 0 {
-			if fr, moved := s.tableMoved(ctx, frontier, lingering); moved {
+			if fr, moved := s.tableMoved(ctx, ct.sink, frontier, lingering); moved {
 				frontier, commitID = fr.Positions, max(commitID, fr.Checkpoint)
 				c.setCommitted(frontier, commitID)
 				plan = planCommit(frontier, slices.Collect(maps.Values(waiting)))
@@ -237,7 +288,7 @@ func (s *session) commitForCluster(ctx context.Context) error {
 		}
 		start := time.Now()
 		req := plan.request(commitID + 1)
-		tcs, err := s.commitClusterRequest(ctx, req)
+		tcs, err := s.commitClusterRequest(ctx, ct.sink, req)
 		if errors.Is(err, errCommitterLeft) {
 			return nil // the commit's fate is unknown: no answer, the successor decides
 		}
@@ -269,16 +320,16 @@ func (s *session) commitForCluster(ctx context.Context) error {
 	}
 }
 
-// tableMoved reads the table's frontier for checkpoints that waited on a
-// gap for Tuning.GapWait. moved reports that the table is ahead of
+// tableMoved reads the table's frontier (on the committer's sink task)
+// for checkpoints that waited on a gap for Tuning.GapWait. moved reports that the table is ahead of
 // frontier somewhere: a commit this committer never heard of (its
 // committer stopped before answering); the committer continues from fr.
 // Otherwise nothing will fill the gaps, and lingering gets the reason for
 // refusing them (their workers resume from the frontier); fr is nil when
 // the table could not be read (the gaps are looked at again later).
-func (s *session) tableMoved(ctx context.Context, frontier map[string]int64, lingering []Refusal) (fr *sdk.Frontier, moved bool) {
+func (s *session) tableMoved(ctx context.Context, sink SinkTask, frontier map[string]int64, lingering []Refusal) (fr *sdk.Frontier, moved bool) {
 	c := s.c
-	got, err := sinkFrontier(ctx, s.sink, c.opts.Offsets, c.opts.Name)
+	got, err := sinkFrontier(ctx, sink, c.opts.Offsets, c.opts.Name)
 	if err != nil {
 		c.logger.Warn("checkpoints wait on a gap, and the table's frontier cannot be read to tell why; looking again later", "checkpoints", len(lingering), "error", err)
 		return nil, false
@@ -317,12 +368,12 @@ func (s *session) answer(ctx context.Context, a CommitAnswer) {
 // sink reports an outage (sdk.ErrTransient). Any other failure ends the
 // session (errCommitRefused), so that a new one plans from the table's
 // frontier again; a permanent one fails the connector.
-func (s *session) commitClusterRequest(ctx context.Context, req sdk.CommitRequest) ([]sdk.TableCommit, error) {
+func (s *session) commitClusterRequest(ctx context.Context, sink SinkTask, req sdk.CommitRequest) ([]sdk.TableCommit, error) {
 	t := s.c.opts.Tuning
 	start := time.Now()
 	wait := t.CommitBackoff
 	for {
-		tcs, err := s.sink.Commit(ctx, req)
+		tcs, err := sink.Commit(ctx, req)
 		if err == nil {
 			return tcs, nil
 		}

@@ -375,10 +375,7 @@ func (c *Connector) sessions(ctx context.Context) error {
 			c.logger.Warn("stopped with checkpoints the committer did not answer (it may have died); whoever runs these tasks next reads them again from the committed frontier",
 				"error", err)
 			return nil
-		case errors.Is(err, errCommitterArrived):
-			c.logger.Info("this worker now commits the connector's checkpoints; reopening the sink to read the table's frontier")
-			gen--
-		case errors.Is(err, errSinkUnavailable), errors.Is(err, errSuperseded), errors.Is(err, errCommitRefused):
+		case errors.Is(err, errSinkUnavailable), errors.Is(err, errSuperseded), errors.Is(err, errCommitRefused), errors.Is(err, errCommitterOpen):
 			// The process lives: reopen it, with a doubling pause so that
 			// a service that stays down is not hammered, for as long as a
 			// commit may retry; past that the connector fails and the

@@ -80,47 +80,16 @@ type session struct {
 
 // openSession opens the sink on proc and reads its frontier.
 func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint64) (*session, error) {
-	name := c.opts.Name
-	var reset *sdk.OffsetsReset
-	ov, err := c.opts.Offsets.Override(ctx, name)
-	switch {
-	case err == nil:
-		reset = &sdk.OffsetsReset{Positions: maps.Clone(ov.Positions), AfterCheckpoint: ov.AfterCheckpoint}
-	case errors.Is(err, store.ErrNotFound):
-		ov = store.Override{}
-	default:
-		return nil, fmt.Errorf("read offset override: %w", err)
-	}
-	hasOverride := reset != nil
-	sink, err := proc.OpenSink(ctx, client.SinkOpen{
-		Component:    c.opts.Components[sdk.KindSink].Name,
-		Connector:    name,
-		Config:       c.pluginConfig(sdk.KindSink),
-		Writers:      c.settings.Tasks,
-		OffsetsReset: reset,
-	})
+	sink, ov, err := openSinkTask(ctx, c, proc, c.settings.Tasks)
 	if err != nil {
-		return nil, fmt.Errorf("open sink: %w", err)
+		return nil, err
 	}
-	fr, err := sinkFrontier(ctx, sink, c.opts.Offsets, name)
+	fr, err := sinkFrontier(ctx, sink, c.opts.Offsets, c.opts.Name)
 	if err != nil {
 		closeQuietly(c, ctx, sink)
 		return nil, err
 	}
-	start := fr.Positions
-	var override *store.Override
-	if hasOverride {
-		if fr.Checkpoint > ov.AfterCheckpoint {
-			// A commit after the override carried it already.
-			if err := c.opts.Offsets.DeleteOverride(ctx, name); err != nil {
-				c.logger.Warn("cannot delete the spent offset override", "error", err)
-			}
-		} else {
-			start = maps.Clone(ov.Positions)
-			override = &ov
-			c.logger.Info("resuming from the offsets set by the user, not the sink's frontier", "positions", len(start), "reset", ov.Reset)
-		}
-	}
+	start, override := resumeFrom(ctx, c, fr, ov)
 	c.setCommitted(fr.Positions, fr.Checkpoint)
 
 	sctx, cancel := context.WithCancel(ctx)
@@ -148,6 +117,54 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 		ckptStopped: make(chan struct{}),
 	}
 	return s, nil
+}
+
+// openSinkTask opens a task of the connector's sink on proc with
+// writers writers, handing it the user's pending offset override, which
+// it returns too (nil when there is none).
+func openSinkTask(ctx context.Context, c *Connector, proc Process, writers int) (SinkTask, *store.Override, error) {
+	var reset *sdk.OffsetsReset
+	ov, err := c.opts.Offsets.Override(ctx, c.opts.Name)
+	switch {
+	case err == nil:
+		reset = &sdk.OffsetsReset{Positions: maps.Clone(ov.Positions), AfterCheckpoint: ov.AfterCheckpoint}
+	case errors.Is(err, store.ErrNotFound):
+	default:
+		return nil, nil, fmt.Errorf("read offset override: %w", err)
+	}
+	sink, err := proc.OpenSink(ctx, client.SinkOpen{
+		Component:    c.opts.Components[sdk.KindSink].Name,
+		Connector:    c.opts.Name,
+		Config:       c.pluginConfig(sdk.KindSink),
+		Writers:      writers,
+		OffsetsReset: reset,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open sink: %w", err)
+	}
+	if reset == nil {
+		return sink, nil, nil
+	}
+	return sink, &ov, nil
+}
+
+// resumeFrom returns where a task opened with the override ov resumes:
+// the sink's frontier fr, or the override's positions while no commit
+// after the override carried it (then override is ov). A spent override
+// is deleted.
+func resumeFrom(ctx context.Context, c *Connector, fr sdk.Frontier, ov *store.Override) (start map[string]int64, override *store.Override) {
+	if ov == nil {
+		return fr.Positions, nil
+	}
+	if fr.Checkpoint > ov.AfterCheckpoint {
+		// A commit after the override carried it already.
+		if err := c.opts.Offsets.DeleteOverride(ctx, c.opts.Name); err != nil {
+			c.logger.Warn("cannot delete the spent offset override", "error", err)
+		}
+		return fr.Positions, nil
+	}
+	c.logger.Info("resuming from the offsets set by the user, not the sink's frontier", "positions", len(ov.Positions), "reset", ov.Reset)
+	return maps.Clone(ov.Positions), ov
 }
 
 // errSessionEnding is returned by restartTask once the session no longer

@@ -306,10 +306,12 @@ type fakeSink struct {
 	undeclared     bool // the component does not declare its frontier
 	stuckWaits     bool // Waits names a service while everything answers
 	backwardIDs    bool // Commit accepts a checkpoint id not above the newest
+	openResets     bool // Open drops the unflushed writes of the table's open tasks
 
 	mu        sync.Mutex
 	positions map[string]map[string]int64 // config "table" → partition → next
 	cps       map[string]uint64
+	open      []*fakeSinkTask
 }
 
 func (f *fakeSink) component() sdk.Component {
@@ -349,7 +351,18 @@ func (f *fakeSink) Open(_ context.Context, req sdk.SinkOpenRequest) (sdk.SinkTas
 	if f.ignoreReset || (reset != nil && f.cps[table] > reset.AfterCheckpoint) {
 		reset = nil
 	}
-	return &fakeSinkTask{f: f, table: table, reset: reset, counts: map[uint64]map[int]int64{}}, nil
+	if f.openResets {
+		for _, o := range f.open {
+			if o.table == table {
+				o.mu.Lock()
+				clear(o.counts)
+				o.mu.Unlock()
+			}
+		}
+	}
+	t := &fakeSinkTask{f: f, table: table, reset: reset, counts: map[uint64]map[int]int64{}}
+	f.open = append(f.open, t)
+	return t, nil
 }
 
 type fakeSinkTask struct {

@@ -161,7 +161,7 @@ func TestPartitionerKitCatches(t *testing.T) {
 }
 
 var sinkChecks = []string{CheckSpec, CheckInvalidConfig, CheckCapabilities, CheckWriteFlushCommit, CheckEmptyCheckpoint, CheckPipelined,
-	CheckFrontierReopen, CheckOffsetsReset, CheckSuperseded, CheckPrepareSchema, CheckClose}
+	CheckFrontierReopen, CheckOffsetsReset, CheckSuperseded, CheckCommitterTask, CheckPrepareSchema, CheckClose}
 
 func freshTable(t testing.TB) map[string]string {
 	return map[string]string{"table": t.Name()}
@@ -186,6 +186,7 @@ func TestSinkKitCatches(t *testing.T) {
 		{"frontier lost on reopen", &fakeSink{forget: true}, CheckFrontierReopen, "after reopening the sink,"},
 		{"offsets reset ignored", &fakeSink{ignoreReset: true}, CheckOffsetsReset, "where the offsets reset put it"},
 		{"superseded committer accepted", &fakeSink{backwardIDs: true}, CheckSuperseded, "a second task's Commit(2) of partition"},
+		{"committer's open resets the writers", &fakeSink{openResets: true}, CheckCommitterTask, "Flush(2) results count 0"},
 		{"frontier not declared", &fakeSink{undeclared: true}, CheckCapabilities, `does not declare capability "frontier"`},
 		{"waits while healthy", &fakeSink{stuckWaits: true}, CheckCapabilities, "says it waits for [{catalog at memory"},
 		{"missing required key", &fakeSink{}, CheckInvalidConfig, "Open accepted the config"},

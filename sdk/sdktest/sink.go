@@ -70,6 +70,7 @@ const (
 	CheckPrepareSchema    = "prepare_schema"
 	CheckCommitRetry      = "commit_retry"
 	CheckSuperseded       = "superseded_committer"
+	CheckCommitterTask    = "committer_task"
 )
 
 // SinkKit runs the sink conformance checks against target, each as a
@@ -114,6 +115,12 @@ const (
 //     frontier, but its id is not above the newest: Commit must fail and
 //     the frontier stay as it was (sdk.SinkTaskWithFrontier's contract).
 //     Its checkpoint 3 then commits (skipped without a frontier).
+//   - committer_task: a writing task writes checkpoints 1 and 2 and
+//     flushes 1; a second task of the connector in the same process, with
+//     one writer (a cluster's committer, sdk.Sink), reads the frontier and
+//     commits the first task's checkpoint 1. The writing task's Flush(2)
+//     must still return all of checkpoint 2, which the committer then
+//     commits; with a frontier it has both checkpoints.
 //   - prepare_schema: preparing the same schema twice succeeds (a sink
 //     without schema support accepts all).
 //   - close: Close succeeds and calls after it fail.
@@ -154,6 +161,7 @@ func sinkKit(t tb, target Target, c SinkCase) {
 		{CheckFrontierReopen, k.frontierReopen},
 		{CheckOffsetsReset, k.offsetsReset},
 		{CheckSuperseded, k.superseded},
+		{CheckCommitterTask, k.committerTask},
 		{CheckPrepareSchema, k.prepareSchema},
 		{CheckCommitRetry, k.commitRetry},
 		{CheckClose, k.close},
@@ -449,10 +457,9 @@ func (k *sinkKitRun) emptyCheckpoint(t tb, s *session, cfg map[string]string, _ 
 	}
 }
 
-func (k *sinkKitRun) pipelined(t tb, s *session, cfg map[string]string, in []client.Batch) {
-	// The first half of each partition's batches go to checkpoint 1, the
-	// rest to checkpoint 2.
-	var first, second []client.Batch
+// halves splits in into the first half of each partition's batches and
+// the rest.
+func halves(in []client.Batch) (first, second []client.Batch) {
 	count := map[string]int{}
 	for _, b := range in {
 		count[b.Partition]++
@@ -466,6 +473,13 @@ func (k *sinkKitRun) pipelined(t tb, s *session, cfg map[string]string, in []cli
 			second = append(second, b)
 		}
 	}
+	return first, second
+}
+
+func (k *sinkKitRun) pipelined(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	// The first half of each partition's batches go to checkpoint 1, the
+	// rest to checkpoint 2.
+	first, second := halves(in)
 	task := k.open(t, s, cfg)
 	defer k.closeSink(t, s, task)
 	k.prepare(t, s, task, k.c.Batches)
@@ -577,6 +591,34 @@ func (k *sinkKitRun) superseded(t tb, s *session, cfg map[string]string, in []cl
 	k.commit(t, s, zombie, 3, again, k.flush(t, s, zombie, 3, again))
 	f, _ = k.frontier(t, s, zombie)
 	checkFrontier(t, f, nextOf(w1, w2, again), 3, "after Commit(3) of the same range,")
+}
+
+func (k *sinkKitRun) committerTask(t tb, s *session, cfg map[string]string, in []client.Batch) {
+	first, second := halves(in)
+	writing := k.open(t, s, cfg)
+	defer k.closeSink(t, s, writing)
+	k.prepare(t, s, writing, k.c.Batches)
+	w1, w2 := newWritten(), newWritten()
+	k.write(t, s, writing, 1, first, w1)
+	k.write(t, s, writing, 2, second, w2)
+	r1 := k.flush(t, s, writing, 1, w1)
+
+	ctx, cancel := s.callCtx(callTimeout)
+	defer cancel()
+	committer, err := s.p.OpenSink(ctx, client.SinkOpen{Component: k.c.Component, Connector: commitConnector, Config: cfg, Writers: 1})
+	if err != nil {
+		t.Fatalf("Open of a second task of the connector in the same process (the cluster's committer): %v", err)
+	}
+	defer k.closeSink(t, s, committer)
+	_, frontier := k.frontier(t, s, committer)
+	k.commit(t, s, committer, 1, w1, r1)
+	// The committer's Open, Frontier and Commit leave the writing task's
+	// checkpoint 2 whole.
+	k.commit(t, s, committer, 2, w2, k.flush(t, s, writing, 2, w2))
+	if frontier {
+		f, _ := k.frontier(t, s, committer)
+		checkFrontier(t, f, nextOf(w1, w2), 2, "after the committer task's Commit(2),")
+	}
 }
 
 func (k *sinkKitRun) prepareSchema(t tb, s *session, cfg map[string]string, _ []client.Batch) {
