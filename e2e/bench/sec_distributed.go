@@ -563,6 +563,9 @@ func (d *distRun) rebalances(first harness.Connector) ([]distEvent, distEvent, e
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
+		if !complete(after, names) {
+			return events, distEvent{}, fmt.Errorf("%s: the connectors' placement was not complete within 60 s (last seen %v, error %v)", e.What, after, err)
+		}
 		for _, n := range names {
 			if after[n] != before[n] {
 				e.Moved = append(e.Moved, fmt.Sprintf("%s (%s → %s)", n, before[n], after[n]))
