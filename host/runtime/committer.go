@@ -51,7 +51,8 @@ var errUnanswered = errors.New("the committer did not answer the last checkpoint
 
 // awaitAnswer publishes a flushed checkpoint for the connector's
 // committer and waits for its answer, publishing it again every
-// resendEvery and at once when the committer moves. A refusal ends the
+// resendEvery, and at once when the committer moves or a committer says
+// it is ready. A refusal ends the
 // session (errSuperseded): its uncommitted work is dropped and a new
 // session resumes from the frontier. Once the connector stops, the wait
 // is bounded by stopAnswerWait (errUnanswered).
@@ -65,6 +66,7 @@ func (s *session) awaitAnswer(cp Checkpoint) error {
 	msg := ControlMessage{Flushed: &FlushedCheckpoint{Ref: ref, Ranges: cp.Ranges, Origins: cp.Origins, Results: results, Records: cp.Records, Oldest: cp.Oldest}}
 	s.c.logger.Debug("checkpoint published for the committer", "checkpoint", ref.String(), "ranges", describeRanges(cp.Ranges))
 	_, epoch, _ := st.role()
+	readies := st.readyCount()
 	stopping := s.stopping
 	var giveUp <-chan time.Time
 	for {
@@ -87,6 +89,10 @@ func (s *session) awaitAnswer(cp Checkpoint) error {
 			_, e, changed := st.role()
 			if e != epoch {
 				epoch = e // a new committer: it has not seen the checkpoint
+				break
+			}
+			if n := st.readyCount(); n != readies {
+				readies = n // a committer started, maybe after the move was seen
 				break
 			}
 			select {
@@ -199,7 +205,8 @@ func (s *session) openCommitterTask(ctx context.Context) (*committerTask, error)
 // checkpoints of every worker and commits those that continue the
 // frontier (planCommit) in one commit per round, a round every commit
 // interval, or sooner once every worker of the previous commit has a
-// checkpoint ready. After each commit it answers through the link and
+// checkpoint ready; its first commit as soon as a checkpoint continues
+// the frontier. After each commit it answers through the link and
 // stores the offsets. It starts from the frontier the committer opened at
 // (the table's, read on its own sink task). It returns nil when ctx ends.
 func (s *session) commitForCluster(ctx context.Context) error {
@@ -223,6 +230,7 @@ func (s *session) commitForCluster(ctx context.Context) error {
 	tick := time.NewTicker(c.settings.CommitInterval)
 	defer tick.Stop()
 	c.logger.Info("committing the connector's checkpoints for the cluster", "worker", st.worker, "table_checkpoint", commitID)
+	s.answer(ctx, CommitAnswer{Committer: st.worker, Epoch: s.committerEpoch(), Ready: true})
 
 	for {
 		due := false
@@ -276,7 +284,9 @@ func (s *session) commitForCluster(ctx context.Context) error {
 			delete(waiting, r.Ref)
 			c.logger.Info("refused a flushed checkpoint", "checkpoint", r.Ref.String(), "reason", r.Reason)
 		}
-		if len(plan.chosen) == 0 || (!due && !covers(plan.workers(), lastWorkers)) {
+		// Until its first commit the committer commits what it has at once:
+		// after a failover, the checkpoints published again have waited.
+		if len(plan.chosen) == 0 || (!due && lastWorkers != nil && !covers(plan.workers(), lastWorkers)) {
 			if len(plan.refused) > 0 {
 				a := CommitAnswer{Committer: st.worker, Epoch: s.committerEpoch(), Refused: plan.refused}
 				for _, r := range plan.refused {

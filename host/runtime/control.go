@@ -93,6 +93,11 @@ type CommitAnswer struct {
 	Frontier map[string]int64 `json:"frontier,omitempty"`
 	Covered  []CheckpointRef  `json:"covered,omitempty"`
 	Refused  []Refusal        `json:"refused,omitempty"`
+	// Ready is a committer's first word, once it read the table: every
+	// worker publishes its unanswered checkpoints again at once. Those
+	// published when the committer moved may have come before it listened
+	// (a link receives only what was published after it opened).
+	Ready bool `json:"ready,omitempty"`
 }
 
 // Refusal is a flushed checkpoint the committer will never commit: its

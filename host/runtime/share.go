@@ -72,6 +72,8 @@ type shareState struct {
 	outcomes map[CheckpointRef]outcome
 	// answered is closed and replaced on every answer.
 	answered chan struct{}
+	// readies counts the committers' Ready answers.
+	readies int
 	// inbox holds flushed checkpoints for the committer, while this
 	// worker is the committer, by checkpoint: a repeat replaces the
 	// first, so a committer held up (an outage) holds one copy of each.
@@ -173,6 +175,9 @@ func (c *Connector) receiveControl(ctx context.Context) {
 func (st *shareState) answer(a CommitAnswer) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if a.Ready {
+		st.readies++
+	}
 	if a.Commit > st.frontierCommit && a.Frontier != nil {
 		st.frontier, st.frontierCommit = maps.Clone(a.Frontier), a.Commit
 	}
@@ -205,6 +210,14 @@ func (st *shareState) takeOutcome(ref CheckpointRef) (outcome, bool, <-chan stru
 		delete(st.outcomes, ref)
 	}
 	return o, ok, st.answered
+}
+
+// readyCount returns how many Ready answers came: a committer that
+// started asks for the unanswered checkpoints again.
+func (st *shareState) readyCount() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.readies
 }
 
 // forgetSession drops the answers kept for a session that ended.

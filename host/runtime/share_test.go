@@ -297,6 +297,59 @@ func TestClusterCommitterAndTaskMove(t *testing.T) {
 	}
 }
 
+// A committer that starts after the workers published again for its
+// move (the message came before its link listened; here the hub loses
+// it) says it is Ready, and they publish again at once: a's checkpoint
+// does not wait resendEvery.
+func TestClusterNewCommitterAsksAgain(t *testing.T) {
+	src := &fakeSourceCfg{partitions: 2, batch: 20, readDelay: 2 * time.Millisecond}
+	ce := newClusterEnv(t, src, nil)
+	ctx := context.Background()
+	a := ce.start(ctx, "a", []int{0}, true, nil)
+	b := ce.start(ctx, "b", []int{1}, false, nil)
+	waitFor(t, "first commits", func() bool { return ce.committed() > 200 })
+
+	// Flushed checkpoints are lost from now until b is ready, or for
+	// half a second without a Ready.
+	var mu sync.Mutex
+	ready, moved := false, time.Now()
+	ce.hub.drop = func(m ControlMessage) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Answer != nil && m.Answer.Ready && m.Answer.Committer == "b" {
+			ready = true
+		}
+		return !ready && m.Flushed != nil && time.Since(moved) < 500*time.Millisecond
+	}
+	ce.move("b", map[string][]int{"a": {0}, "b": {1}})
+	waitFor(t, "a checkpoint of a committed by b", func() bool {
+		return slices.ContainsFunc(ce.hub.messages(), func(m ControlMessage) bool {
+			return m.Answer != nil && m.Answer.Committer == "b" && m.Answer.Commit > 0 &&
+				slices.ContainsFunc(m.Answer.Covered, func(r CheckpointRef) bool { return r.Worker == "a" })
+		})
+	})
+	if d := time.Since(moved); d >= resendEvery/2 {
+		t.Errorf("b committed a's checkpoint %s after the move; a Ready committer is sent the unanswered checkpoints at once, not after resendEvery (%s)", d, resendEvery)
+	}
+	for _, c := range []*Connector{a, b} {
+		if err := c.Stop(ctx); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+	}
+	fr := ce.table.frontierCopy()
+	total, dups := ce.table.committedRows()
+	if dups > 0 {
+		t.Fatalf("%d rows committed twice", dups)
+	}
+	sum := int64(0)
+	for _, n := range fr {
+		sum += n
+	}
+	if int64(total) != sum {
+		t.Fatalf("the table holds %d rows but its frontier %v sums to %d: a gap", total, fr, sum)
+	}
+}
+
 // A lost answer is asked for again: the worker publishes its checkpoint
 // again after resendEvery, and the committer answers as before, without
 // committing twice.
