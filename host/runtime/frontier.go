@@ -75,11 +75,26 @@ func sinkFrontier(ctx context.Context, sink SinkTask, offsets store.OffsetStore,
 
 // Offsets returns the positions of the last commit (the sink's frontier as
 // this runtime knows it) and its checkpoint id; ok is false before the
-// sink's frontier was read.
+// sink's frontier was read. In a cluster a worker also knows the whole
+// frontier each commit answer announced (the committer's commits of other
+// workers' checkpoints): a partition shows the newer of the two.
 func (c *Connector) Offsets() (positions map[string]int64, checkpoint uint64, ok bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.committed), c.committedCkpt, c.haveCommitted
+	positions, checkpoint, ok = maps.Clone(c.committed), c.committedCkpt, c.haveCommitted
+	c.mu.Unlock()
+	if !ok || c.share == nil {
+		return positions, checkpoint, ok
+	}
+	announced, _ := c.share.frontierAt()
+	if positions == nil {
+		positions = map[string]int64{}
+	}
+	for p, at := range announced {
+		if at > positions[p] {
+			positions[p] = at
+		}
+	}
+	return positions, checkpoint, ok
 }
 
 func (c *Connector) setCommitted(pos map[string]int64, ckpt uint64) {

@@ -222,6 +222,14 @@ func TestClusterCommitsEveryWorkersCheckpoints(t *testing.T) {
 	a := ce.start(ctx, "a", []int{0}, true, nil)
 	b := ce.start(ctx, "b", []int{1}, false, nil)
 	waitFor(t, "every record committed", func() bool { return ce.committed() == 4*3000 })
+	// Either worker shows the whole frontier, not only its own tasks'
+	// partitions.
+	for _, c := range []*Connector{a, b} {
+		waitFor(t, "the whole frontier on each worker", func() bool {
+			pos, _, _ := c.Offsets()
+			return maps.Equal(pos, ce.table.frontierCopy())
+		})
+	}
 	// The committer's worker stops last: the other's final checkpoint
 	// needs it.
 	for _, c := range []*Connector{b, a} {
