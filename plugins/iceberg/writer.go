@@ -16,7 +16,6 @@ import (
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	_ "github.com/floehq/floe/lake/zstdpool" // zstd encoders kept across GCs: a file per checkpoint compresses few pages
 	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
 )

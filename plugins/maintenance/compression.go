@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
-
-	_ "github.com/floehq/floe/lake/zstdpool" // compaction's zstd encoders kept across GCs
 )
 
 // compression is a Parquet codec and level for compaction output; the
