@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -564,7 +565,11 @@ func (d *distRun) rebalances(first harness.Connector) ([]distEvent, distEvent, e
 			time.Sleep(200 * time.Millisecond)
 		}
 		if !complete(after, names) {
-			return events, distEvent{}, fmt.Errorf("%s: the connectors' placement was not complete within 60 s (last seen %v, error %v)", e.What, after, err)
+			why := fmt.Sprintf("%s: the connectors' placement was not complete within 60 s (last seen %v)", e.What, after)
+			if err != nil {
+				return events, distEvent{}, fmt.Errorf("%s: %w", why, err)
+			}
+			return events, distEvent{}, errors.New(why)
 		}
 		for _, n := range names {
 			if after[n] != before[n] {
