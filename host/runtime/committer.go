@@ -52,10 +52,10 @@ var errUnanswered = errors.New("the committer did not answer the last checkpoint
 // awaitAnswer publishes a flushed checkpoint for the connector's
 // committer and waits for its answer, publishing it again every
 // resendEvery, and at once when the committer moves or a committer says
-// it is ready. A refusal ends the
-// session (errSuperseded): its uncommitted work is dropped and a new
-// session resumes from the frontier. Once the connector stops, the wait
-// is bounded by stopAnswerWait (errUnanswered).
+// it is ready. A refusal ends the session (errSuperseded): its
+// uncommitted work is dropped and a new session resumes from the
+// frontier. Once the connector stops, the wait is bounded by
+// stopAnswerWait (errUnanswered).
 func (s *session) awaitAnswer(cp Checkpoint) error {
 	st := s.c.share
 	ref := CheckpointRef{Worker: st.worker, Session: s.id, Checkpoint: cp.ID}
@@ -331,12 +331,13 @@ func (s *session) commitForCluster(ctx context.Context) error {
 }
 
 // tableMoved reads the table's frontier (on the committer's sink task)
-// for checkpoints that waited on a gap for Tuning.GapWait. moved reports that the table is ahead of
-// frontier somewhere: a commit this committer never heard of (its
-// committer stopped before answering); the committer continues from fr.
-// Otherwise nothing will fill the gaps, and lingering gets the reason for
-// refusing them (their workers resume from the frontier); fr is nil when
-// the table could not be read (the gaps are looked at again later).
+// for checkpoints that waited on a gap for Tuning.GapWait. moved reports
+// that the table is ahead of frontier somewhere: a commit this committer
+// never heard of (its committer stopped before answering); the committer
+// continues from fr. Otherwise nothing will fill the gaps, and lingering
+// gets the reason for refusing them (their workers resume from the
+// frontier); fr is nil when the table could not be read (the gaps are
+// looked at again later).
 func (s *session) tableMoved(ctx context.Context, sink SinkTask, frontier map[string]int64, lingering []Refusal) (fr *sdk.Frontier, moved bool) {
 	c := s.c
 	got, err := sinkFrontier(ctx, sink, c.opts.Offsets, c.opts.Name)

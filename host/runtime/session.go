@@ -26,12 +26,8 @@ type session struct {
 	sink     SinkTask
 	sinkProc Process
 	results  ResultChannel
-	// id names the session in a cluster's control messages; start and
-	// startCheckpoint are the frontier it opened at (the sink's, or the
-	// user's override) and the sink's last checkpoint then.
-	id              string
-	start           map[string]int64
-	startCheckpoint uint64
+	// id names the session in a cluster's control messages.
+	id string
 
 	ctx    context.Context // the session's calls; cancelled by abort
 	cancel context.CancelFunc
@@ -95,7 +91,7 @@ func openSession(ctx context.Context, c *Connector, proc Process, lastEpoch uint
 	sctx, cancel := context.WithCancel(ctx)
 	s := &session{
 		c: c, sink: sink, sinkProc: proc, results: NewMemoryChannel(),
-		id: newSessionID(), start: maps.Clone(start), startCheckpoint: fr.Checkpoint,
+		id:  newSessionID(),
 		ctx: sctx, cancel: cancel,
 		epoch:       max(fr.Checkpoint, lastEpoch) + 1,
 		accepted:    maps.Clone(start),
