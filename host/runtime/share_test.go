@@ -319,16 +319,16 @@ func TestClusterNewCommitterAsksAgain(t *testing.T) {
 
 	// Flushed checkpoints are lost from now until b is ready, or for
 	// half a second without a Ready.
-	var mu sync.Mutex
 	ready, moved := false, time.Now()
+	// The workers publish meanwhile; the hub calls drop under its lock.
+	ce.hub.mu.Lock()
 	ce.hub.drop = func(m ControlMessage) bool {
-		mu.Lock()
-		defer mu.Unlock()
 		if m.Answer != nil && m.Answer.Ready && m.Answer.Committer == "b" {
 			ready = true
 		}
 		return !ready && m.Flushed != nil && time.Since(moved) < 500*time.Millisecond
 	}
+	ce.hub.mu.Unlock()
 	ce.move("b", map[string][]int{"a": {0}, "b": {1}})
 	waitFor(t, "a checkpoint of a committed by b", func() bool {
 		return slices.ContainsFunc(ce.hub.messages(), func(m ControlMessage) bool {
