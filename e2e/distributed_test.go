@@ -635,9 +635,16 @@ func TestDistributedWorkerWithoutPlugin(t *testing.T) {
 		"iceberg.catalog.warehouse": "file://" + filepath.Join(t.TempDir(), "warehouse"),
 	}}
 	harness.CreateWhenLed(t, ctx, b, conn)
-	if got := c.owner(conn.Name, b, "worker-b"); got != "worker-a" {
+	if got := c.owner(conn.Name, a, "worker-b"); got != "worker-a" {
 		t.Fatalf("committer on %s, want worker-a", got)
 	}
+	// Until worker-b reads the first placement of the connector it
+	// answers with its own refusal (FAILED, naming what it lacks): a
+	// known limit of a few hundred milliseconds after the create. Then
+	// its answer is worker-a's.
+	b.WaitStatus(ctx, conn.Name, "worker-a's status read through worker-b", true, func(s harness.ConnectorStatus) bool {
+		return s.Running() && s.Connector.WorkerID == "worker-a"
+	})
 	if ws := c.taskWorkers(conn.Name, b); len(ws) != 1 || !ws["worker-a"] {
 		t.Fatalf("tasks on %v, want all on worker-a (worker-b has no datagen)", ws)
 	}
