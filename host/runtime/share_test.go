@@ -194,6 +194,29 @@ func (ce *clusterEnv) check(partitions int, count int64) {
 	}
 }
 
+// stopAndCheck stops the workers in order and checks that the table
+// holds no row twice and exactly the rows its frontier sums to (no gap).
+func (ce *clusterEnv) stopAndCheck(ctx context.Context, workers ...*Connector) {
+	ce.t.Helper()
+	for _, c := range workers {
+		if err := c.Stop(ctx); err != nil {
+			ce.t.Fatalf("stop: %v", err)
+		}
+	}
+	fr := ce.table.frontierCopy()
+	total, dups := ce.table.committedRows()
+	if dups > 0 {
+		ce.t.Fatalf("%d rows committed twice", dups)
+	}
+	sum := int64(0)
+	for _, n := range fr {
+		sum += n
+	}
+	if int64(total) != sum {
+		ce.t.Fatalf("the table holds %d rows but its frontier %v sums to %d: a gap", total, fr, sum)
+	}
+}
+
 // mergedCommits counts the commits that carried the checkpoints of more
 // than one worker.
 func (ce *clusterEnv) mergedCommits() int {
@@ -283,23 +306,7 @@ func TestClusterCommitterAndTaskMove(t *testing.T) {
 
 	// Stop both, the committer's worker last, and check what the table
 	// holds.
-	for _, c := range []*Connector{a, b} {
-		if err := c.Stop(ctx); err != nil {
-			t.Fatalf("stop: %v", err)
-		}
-	}
-	fr := ce.table.frontierCopy()
-	total, dups := ce.table.committedRows()
-	if dups > 0 {
-		t.Fatalf("%d rows committed twice", dups)
-	}
-	sum := int64(0)
-	for _, n := range fr {
-		sum += n
-	}
-	if int64(total) != sum {
-		t.Fatalf("the table holds %d rows but its frontier %v sums to %d: a gap", total, fr, sum)
-	}
+	ce.stopAndCheck(ctx, a, b)
 	if v := ce.table.violationsCopy(); len(v) > 0 {
 		t.Fatalf("violations: %v", v)
 	}
@@ -339,23 +346,7 @@ func TestClusterNewCommitterAsksAgain(t *testing.T) {
 	if d := time.Since(moved); d >= resendEvery/2 {
 		t.Errorf("b committed a's checkpoint %s after the move; a Ready committer is sent the unanswered checkpoints at once, not after resendEvery (%s)", d, resendEvery)
 	}
-	for _, c := range []*Connector{a, b} {
-		if err := c.Stop(ctx); err != nil {
-			t.Fatalf("stop: %v", err)
-		}
-	}
-	fr := ce.table.frontierCopy()
-	total, dups := ce.table.committedRows()
-	if dups > 0 {
-		t.Fatalf("%d rows committed twice", dups)
-	}
-	sum := int64(0)
-	for _, n := range fr {
-		sum += n
-	}
-	if int64(total) != sum {
-		t.Fatalf("the table holds %d rows but its frontier %v sums to %d: a gap", total, fr, sum)
-	}
+	ce.stopAndCheck(ctx, a, b)
 }
 
 // A lost answer is asked for again: the worker publishes its checkpoint
