@@ -16,11 +16,10 @@ import (
 
 // deleteMetadataFiles deletes old metadata.json versions of a table: every
 // *.metadata.json in the current version's folder other than the current
-// one and the newest retain-last entries of its metadata log, written
-// before the oldest version kept. The time bound makes it safe against
-// concurrent commits: a version written after the task loaded the table
-// (or by a commit attempt still in flight) is newer than every version
-// kept, so it is never touched.
+// one and the newest retain-last entries of its metadata log that can
+// never become current again (see superseded). A version written after
+// the task loaded the table, or by a commit attempt still in flight, is
+// never touched.
 //
 // Tables created by floe's sink set write.metadata.delete-after-commit
 // .enabled, so each commit already deletes the versions that fall off the
@@ -60,6 +59,7 @@ func deleteMetadataFiles(ctx context.Context, env runEnv) (outcome, error) {
 		return outcome{}, fmt.Errorf("the table's file IO (%T) cannot list files", fs)
 	}
 	dir := tbl.MetadataLocation()[:strings.LastIndex(tbl.MetadataLocation(), "/")]
+	currentVersion, _ := metadataVersion(path.Base(tbl.MetadataLocation()))
 	type victim struct {
 		path string
 		size int64
@@ -88,7 +88,7 @@ func deleteMetadataFiles(ctx context.Context, env runEnv) (outcome, error) {
 		}
 		total++
 		totalBytes += info.Size()
-		if keep[path.Base(p)] || !info.ModTime().Before(cutoff) {
+		if keep[path.Base(p)] || !superseded(path.Base(p), currentVersion, info.ModTime(), cutoff) {
 			return nil
 		}
 		victims = append(victims, victim{p, info.Size()})
@@ -119,4 +119,39 @@ func deleteMetadataFiles(ctx context.Context, env runEnv) (outcome, error) {
 	out.filesAfter, out.bytesAfter = total-deleted, totalBytes-deletedBytes
 	out.detail = fmt.Sprintf("deleted %d of %d metadata.json file(s), keeping the current one and the newest %d", deleted, total, retain)
 	return out, ctx.Err()
+}
+
+// mtimeSlack covers file systems whose modification times lag the clock
+// (Linux stamps files from a coarse tick, milliseconds behind) and object
+// stores whose clocks differ from the worker's.
+const mtimeSlack = time.Minute
+
+// superseded reports whether a metadata file that is not the current
+// version nor one kept can never become current: its version number is
+// below the current one's (a commit makes version n+1 from version n, so
+// a lower number lost its race or was replaced). A name without a
+// version number, as some catalogs write, must be older than the oldest
+// version kept by more than mtimeSlack. Time alone is not enough: a
+// version committed milliseconds after the task loaded the table can
+// carry a modification time before that table's last update.
+func superseded(name string, currentVersion int, modTime, cutoff time.Time) bool {
+	if v, ok := metadataVersion(name); ok && currentVersion >= 0 {
+		return v < currentVersion
+	}
+	return modTime.Before(cutoff.Add(-mtimeSlack))
+}
+
+// metadataVersion parses the version of a metadata file named
+// "<version>-<uuid>.metadata.json", the name every Iceberg writer gives
+// it; -1 and false for other names.
+func metadataVersion(name string) (int, bool) {
+	prefix, _, ok := strings.Cut(name, "-")
+	if !ok || prefix == "" || strings.Trim(prefix, "0123456789") != "" {
+		return -1, false
+	}
+	v, err := strconv.Atoi(prefix)
+	if err != nil {
+		return -1, false
+	}
+	return v, true
 }

@@ -322,3 +322,31 @@ func TestRewriteManifests(t *testing.T) {
 		t.Fatalf("second run: %+v", r)
 	}
 }
+
+// TestMetadataFileNewerThanTheLoadedTableStays is the race a CI run met:
+// the task loaded a table at version 0, a commit made version 1
+// milliseconds later, and the file system stamped version 1 from a tick
+// before version 0's last-updated time. Version 1 is current in the
+// catalog and must stay; only lower versions may go.
+func TestMetadataFileNewerThanTheLoadedTableStays(t *testing.T) {
+	cutoff := time.Now()
+	early := cutoff.Add(-4 * time.Millisecond)
+	for _, c := range []struct {
+		name    string
+		current int
+		modTime time.Time
+		want    bool
+	}{
+		{"00001-27a00a18-4c5b-4a9d-a552-cb3c8663930c.metadata.json", 0, early, false},
+		{"00001-27a00a18-4c5b-4a9d-a552-cb3c8663930c.metadata.json", 1, early, false},
+		{"00001-27a00a18-4c5b-4a9d-a552-cb3c8663930c.metadata.json", 2, early, true},
+		{"00001-27a00a18-4c5b-4a9d-a552-cb3c8663930c.gz.metadata.json", 2, cutoff, true},
+		{"v3.metadata.json", 2, early, false},
+		{"v3.metadata.json", 2, cutoff.Add(-2 * mtimeSlack), true},
+		{"00001-27a00a18.metadata.json", -1, early, false},
+	} {
+		if got := superseded(c.name, c.current, c.modTime, cutoff); got != c.want {
+			t.Errorf("superseded(%s, current %d, %s before the cutoff) = %v, want %v", c.name, c.current, cutoff.Sub(c.modTime), got, c.want)
+		}
+	}
+}
