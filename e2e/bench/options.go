@@ -89,6 +89,9 @@ type Options struct {
 	// Worker holds worker config keys every floe run gets (for example
 	// plugin.transport.tls=true), beyond the harness's.
 	Worker map[string]string
+	// Connector holds connector keys added to the connector of every
+	// floe run StartRun starts (an A/B of a plugin default, say).
+	Connector map[string]string
 
 	// Profile runs perf on floe and its plugins (unstripped builds) during
 	// the second floe run of sections 1 and 2.
@@ -168,6 +171,7 @@ func Defaults(repo string, quick bool) Options {
 		PacedWindow: 90 * time.Second,
 
 		Worker:         map[string]string{},
+		Connector:      map[string]string{},
 		ProfileSeconds: 15,
 		ResultsDir:     filepath.Join(repo, "bench-results"),
 	}

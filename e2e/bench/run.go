@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -25,6 +26,8 @@ type FloeRun struct {
 
 // StartRun starts floe standalone with conn and the watchers.
 func StartRun(t *T, env harness.Env, o Options, conn harness.Connector, metricEvery time.Duration) *FloeRun {
+	conn.Config = maps.Clone(conn.Config)
+	maps.Copy(conn.Config, o.Connector)
 	f := harness.StartFloe(t, env, harness.Options{Connectors: []harness.Connector{conn}, Worker: o.Worker})
 	r := &FloeRun{F: f, Name: conn.Name, Started: time.Now()}
 	r.Procs = WatchProcs(f.PID(), 200*time.Millisecond)

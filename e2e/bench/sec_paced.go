@@ -55,7 +55,7 @@ func Paced(t *T, o Options, rep *Report) {
 		"for the whole section. floe: `kafka` → `hash` → `iceberg`, `tasks.max=2`, `commit.interval.ms=%d`, floe's defaults otherwise%s. "+
 		"After the first commit and %s of warm-up, the CPU of floe and all its plugin processes (`/proc/<pid>/stat`, every 200 ms) over a %s window; `/metrics` is polled once a second only "+
 		"(serving it is floe's CPU too). *Cores* = CPU-seconds ÷ wall seconds of the window.",
-		Num(o.PacedRate), o.KafkaPartitions, joinKeys(freshTopicConfig), o.PacedCommit.Milliseconds(), workerKeys(o), o.PacedWarmup, o.PacedWindow)
+		Num(o.PacedRate), o.KafkaPartitions, joinKeys(freshTopicConfig), o.PacedCommit.Milliseconds(), extraKeys(o), o.PacedWarmup, o.PacedWindow)
 
 	if o.Profile {
 		dir := t.TempDir()
@@ -111,12 +111,20 @@ func budgetTarget(rep *Report, o Options, peakMiB float64) {
 		F(peakMiB, 0)+" MiB", peakMiB <= limit, b > 0)
 }
 
-// workerKeys lists the run's extra worker keys for the text, or nothing.
-func workerKeys(o Options) string {
-	if len(o.Worker) == 0 {
+// extraKeys lists the run's extra worker and connector keys for the
+// text, or nothing.
+func extraKeys(o Options) string {
+	var parts []string
+	if len(o.Worker) > 0 {
+		parts = append(parts, "worker: "+joinKeys(o.Worker))
+	}
+	if len(o.Connector) > 0 {
+		parts = append(parts, "connector: "+joinKeys(o.Connector))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return " (worker: " + joinKeys(o.Worker) + ")"
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 func pacedMeasure(t *T, env harness.Env, o Options) pacedRun {

@@ -91,6 +91,9 @@ func run(args []string) int {
 	fs.Func("worker", "every section: worker config key=value[,key=value…] of every floe run (e.g. plugin.transport.tls=true)", func(v string) error {
 		return setKeys(o.Worker, v)
 	})
+	fs.Func("connector", "sections started through StartRun: connector key=value[,key=value…] added to the connector (e.g. batch.linger.ms=300)", func(v string) error {
+		return setKeys(o.Connector, v)
+	})
 	fs.BoolVar(&o.Profile, "profile", o.Profile, "datagen, kafka: perf-profile floe and its plugins (unstripped builds) during the second run")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", o.ProfileSeconds, "length of the perf recording")
 	out := fs.String("out", "", "results file (default bench-results/<date>.md, appended)")
