@@ -20,6 +20,14 @@ const KeyDataDir = "floe.data.dir"
 // open data files. Absent means no budget.
 const KeyMemoryBytes = "floe.memory.bytes"
 
+// KeyCommitInterval is the key of the connector's checkpoint interval in
+// milliseconds (its commit.interval.ms, or the host's default), which the
+// host adds to every source's config. A source sizes how long it holds a
+// partial batch to it: records reach the table at the next checkpoint
+// whatever the batch's size, and every batch costs each process it
+// crosses a wake-up.
+const KeyCommitInterval = "floe.commit.interval.ms"
+
 // Config is a connector's config as one component sees it: the keys of the
 // connector that the component's [Spec] declares (exactly or by a prefix
 // field) plus floe.data.dir, with the component's defaults filled in. The

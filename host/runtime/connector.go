@@ -218,11 +218,15 @@ func (c *Connector) stopping() bool {
 }
 
 // pluginConfig is the config the plugin of kind receives: the keys its
-// component declares, plus floe.data.dir (see [PluginConfig]).
+// component declares, plus floe.data.dir (see [PluginConfig]), the
+// process's memory share and, for a source, the commit interval.
 func (c *Connector) pluginConfig(k sdk.Kind) map[string]string {
 	cfg := PluginConfig(c.opts.Components[k].Fields, c.opts.Config, c.opts.DataDir)
 	if b := c.settings.Memory[k]; b > 0 {
 		cfg[sdk.KeyMemoryBytes] = strconv.FormatInt(b, 10)
+	}
+	if k == sdk.KindSource {
+		cfg[sdk.KeyCommitInterval] = strconv.FormatInt(c.settings.CommitInterval.Milliseconds(), 10)
 	}
 	return cfg
 }

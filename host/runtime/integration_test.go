@@ -282,7 +282,8 @@ func TestIntegrationSinkKilled(t *testing.T) {
 // TestPluginsReceiveOnlyTheirKeys runs a connector of keyprobe components
 // (real plugin processes, which record the keys they were given) with a
 // config holding every component's keys, secrets among them: each plugin
-// must receive exactly the keys its spec declares, plus floe.data.dir;
+// must receive exactly the keys its spec declares, plus floe.data.dir
+// (and a source the commit interval, floe.commit.interval.ms);
 // the source's kafka.sasl.password reaches neither the partitioner nor
 // the sink, the sink's catalog password not the source, and the host's
 // keys only the component that names one exactly.
@@ -319,7 +320,7 @@ func TestPluginsReceiveOnlyTheirKeys(t *testing.T) {
 	defer func() { _ = c.Stop(ctx) }()
 
 	want := map[string][]string{
-		"source":      {"floe.data.dir", "kafka.bootstrap.servers", "kafka.client.id", "kafka.sasl.password"},
+		"source":      {"floe.commit.interval.ms", "floe.data.dir", "kafka.bootstrap.servers", "kafka.client.id", "kafka.sasl.password"},
 		"partitioner": {"floe.data.dir", "probe.fields"},
 		"sink":        {"floe.data.dir", "iceberg.catalog.jdbc.password", "iceberg.catalog.uri", "iceberg.tables"},
 		"maintenance": {"commit.interval.ms", "floe.data.dir"},

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/floehq/floe/sdk"
 )
@@ -261,5 +262,38 @@ func TestFitMemory(t *testing.T) {
 	limit = s.fitMemory(cfg, 1)
 	if s.maxBytes != 8<<20 || s.kafka["queued.max.messages.kbytes"] != "2048" || limit != share-(2<<20)-(4<<20) {
 		t.Errorf("the user's settings: buffer %d, queue %v, limit %d", s.maxBytes, s.kafka["queued.max.messages.kbytes"], limit)
+	}
+}
+
+// TestLingerFollowsTheCommitInterval: an unset batch.linger.ms is a third
+// of the commit interval the host passes, within [100 ms, 500 ms]; a set one
+// (0 included) is kept.
+func TestLingerFollowsTheCommitInterval(t *testing.T) {
+	for _, c := range []struct {
+		linger, interval string
+		want             time.Duration
+	}{
+		{"", "1000", 333 * time.Millisecond},
+		{"", "300", defaultLinger},
+		{"", "10000", maxLinger},
+		{"", "", defaultLinger},
+		{"50", "1000", 50 * time.Millisecond},
+		{"0", "1000", 0},
+		{" ", "1200", 400 * time.Millisecond},
+	} {
+		cfg := minimalConfig()
+		if c.linger != "" {
+			cfg[KeyBatchLinger] = c.linger
+		}
+		if c.interval != "" {
+			cfg[sdk.KeyCommitInterval] = c.interval
+		}
+		s, err := parseSettings(sdk.NewConfig(cfg), "orders", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.linger != c.want {
+			t.Errorf("batch.linger.ms %q at a commit interval of %q ms: linger %s, want %s", c.linger, c.interval, s.linger, c.want)
+		}
 	}
 }
