@@ -28,6 +28,11 @@ type ProcSample struct {
 	// kernel can drop and read again. PeakAnonKB is the largest AnonKB
 	// a ProcWatch saw.
 	AnonKB, PeakAnonKB int64
+	// AtPeakRSSKB and AtPeakAnonKB are VmRSS and AnonKB in the sample
+	// whose summed RSS was the largest (PeakSumKB): what each process
+	// held at the moment the whole peaked, its binary's pages
+	// (RSS - anon) included.
+	AtPeakRSSKB, AtPeakAnonKB int64
 	// CPU is user + system time so far.
 	CPU time.Duration
 }
@@ -125,8 +130,10 @@ type ProcWatch struct {
 	peakSum int64
 	// peakAnon is the largest summed AnonKB.
 	peakAnon int64
-	procs    map[int]ProcSample // latest reading of every process seen
-	samples  int
+	// peakAt is when the summed RSS peaked, from the watch's start.
+	peakAt  time.Duration
+	procs   map[int]ProcSample // latest reading of every process seen
+	samples int
 }
 
 // WatchProcs starts sampling root and its children every interval.
@@ -139,7 +146,7 @@ func WatchProcs(root int, interval time.Duration) *ProcWatch {
 func (w *ProcWatch) run() {
 	defer close(w.done)
 	var pids []int
-	lastList := time.Time{}
+	start, lastList := time.Now(), time.Time{}
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
 	for {
@@ -148,6 +155,7 @@ func (w *ProcWatch) run() {
 			lastList = time.Now()
 		}
 		var sum, anon int64
+		read := map[int]bool{}
 		w.mu.Lock()
 		for _, pid := range pids {
 			s, err := ReadProc(pid)
@@ -156,10 +164,22 @@ func (w *ProcWatch) run() {
 			}
 			sum += s.RSSKB
 			anon += s.AnonKB
-			s.PeakAnonKB = max(s.AnonKB, w.procs[pid].PeakAnonKB)
+			prev := w.procs[pid]
+			s.PeakAnonKB = max(s.AnonKB, prev.PeakAnonKB)
+			s.AtPeakRSSKB, s.AtPeakAnonKB = prev.AtPeakRSSKB, prev.AtPeakAnonKB
 			w.procs[pid] = s
+			read[pid] = true
 		}
-		w.peakSum = max(w.peakSum, sum)
+		if sum > w.peakSum {
+			w.peakSum, w.peakAt = sum, time.Since(start)
+			for pid, s := range w.procs {
+				s.AtPeakRSSKB, s.AtPeakAnonKB = 0, 0
+				if read[pid] {
+					s.AtPeakRSSKB, s.AtPeakAnonKB = s.RSSKB, s.AnonKB
+				}
+				w.procs[pid] = s
+			}
+		}
 		w.peakAnon = max(w.peakAnon, anon)
 		w.samples++
 		w.mu.Unlock()
@@ -186,6 +206,13 @@ func (w *ProcWatch) PeakSumKB() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.peakSum
+}
+
+// PeakAt is when the summed RSS peaked, counted from the watch's start.
+func (w *ProcWatch) PeakAt() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.peakAt
 }
 
 // PeakAnonSumKB is the largest summed AnonKB seen: the processes' own

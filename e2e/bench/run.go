@@ -170,13 +170,17 @@ func sumCPU(cpu map[string]time.Duration) time.Duration {
 	return total
 }
 
-// procMemTable renders the processes' peak RSS (VmHWM).
+// procMemTable renders the processes' peak RSS (VmHWM), their own
+// memory's peak, and what each held when their summed RSS peaked.
 func procMemTable(procs []ProcSample) ([]string, [][]string) {
 	rows := [][]string{}
+	mib := func(kb int64) string { return F(float64(kb)/1024, 0) }
 	for _, p := range procs {
-		rows = append(rows, []string{ShortName(p.Name), strconv.Itoa(p.PID), F(float64(p.HWMKB)/1024, 0), F(float64(p.PeakAnonKB)/1024, 0)})
+		rows = append(rows, []string{ShortName(p.Name), strconv.Itoa(p.PID), mib(p.HWMKB), mib(p.PeakAnonKB),
+			mib(p.AtPeakRSSKB), mib(p.AtPeakAnonKB), mib(p.AtPeakRSSKB - p.AtPeakAnonKB)})
 	}
-	return []string{"process", "pid", "VmHWM MiB", "peak anon + shmem MiB"}, rows
+	return []string{"process", "pid", "VmHWM MiB", "peak anon + shmem MiB",
+		"RSS at the summed peak MiB", "of it anon + shmem", "of it file pages"}, rows
 }
 
 func joinKeys(m map[string]string) string {

@@ -22,7 +22,8 @@ type floeThroughput struct {
 	// commit in the table (a cross-check of the window's rate).
 	CommittedRate float64
 	PeakRSSKB     int64
-	PeakAnonKB    int64 // summed RssAnon + RssShmem: without mapped file pages
+	PeakAnonKB    int64         // summed RssAnon + RssShmem: without mapped file pages
+	PeakAt        time.Duration // when the summed RSS peaked, from floe's start
 	Procs         []ProcSample
 	Profile       string
 }
@@ -185,6 +186,7 @@ func datagenFloeRun(t *T, env harness.Env, o Options, cfg map[string]string, mea
 	res.AvroBytes = res.Records * meanAvro
 	res.PeakRSSKB = run.Procs.PeakSumKB()
 	res.PeakAnonKB = run.Procs.PeakAnonSumKB()
+	res.PeakAt = run.Procs.PeakAt()
 	res.Procs = run.Procs.Procs()
 	run.Stop()
 	if res.Wall < 2*o.CommitInterval {

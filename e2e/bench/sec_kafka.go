@@ -150,6 +150,7 @@ func kafkaFloeRun(t *T, env harness.Env, o Options, kt kafkaTopic, profile bool)
 	res.AvroBytes = res.Records * float64(kt.AvroBytes) / total
 	res.PeakRSSKB = run.Procs.PeakSumKB()
 	res.PeakAnonKB = run.Procs.PeakAnonSumKB()
+	res.PeakAt = run.Procs.PeakAt()
 	res.Procs = run.Procs.Procs()
 	run.Stop()
 	res.CommittedRate = committedRate(t, run.F.DataDir, "bench.kafka_events", conn.Name, kt.Records)
@@ -263,8 +264,8 @@ func Kafka(t *T, o Options, rep *Report, st *State) {
 	}
 	rep.Para("Peak RSS of floe + all plugin processes (VmRSS summed, sampled every 200 ms): %s MiB per run (max %s MiB); of which their own memory "+
 		"(RssAnon + RssShmem, summed; the rest is pages of the binaries the kernel can drop and read again): %s MiB (max %s MiB). "+
-		"Batches in shared memory files that no process maps are in neither (at most the in-flight batches). VmHWM per process, rep %d:",
-		joinFloats(peaks, 0), F(Max(peaks), 0), joinFloats(anon, 0), F(Max(anon), 0), mid+1)
+		"Batches in shared memory files that no process maps are in neither (at most the in-flight batches). Per process, rep %d (whose summed RSS peaked %s after floe started):",
+		joinFloats(peaks, 0), F(Max(peaks), 0), joinFloats(anon, 0), F(Max(anon), 0), mid+1, floeRuns[mid].PeakAt.Round(100*time.Millisecond))
 	h, r := procMemTable(floeRuns[mid].Procs)
 	rep.Table(h, r)
 	defaultBudget := memoryBudget(o) == worker.DefaultMemoryMaxBytes
