@@ -87,8 +87,9 @@
 // holds batch.size records or its oldest record waited batch.linger.ms
 // (unset: a third of the connector's commit interval, 100 to 500 ms,
 // since a record waits for the next commit anyway and every batch wakes
-// each process it crosses). A batch is a run of one partition's consecutive records of one value
-// schema (a schema change starts a new batch), at most batch.size long;
+// each process it crosses). A batch is a run of one partition's
+// consecutive records of one value schema (a schema change starts a new
+// batch), at most batch.size long;
 // its From is the previous batch's Next (or the start position) and its
 // Next the offset after its last record, so the batches of a partition
 // chain. Decoding happens in Read, on the host's goroutine, straight from

@@ -14,12 +14,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// deleteMetadataFiles deletes old metadata.json versions of a table: every
-// *.metadata.json in the current version's folder other than the current
-// one and the newest retain-last entries of its metadata log that can
-// never become current again (see superseded). A version written after
-// the task loaded the table, or by a commit attempt still in flight, is
-// never touched.
+// deleteMetadataFiles deletes old metadata.json versions of a table: the
+// *.metadata.json files in the current version's folder that can never
+// become current again (see superseded), but for the newest retain-last
+// entries of its metadata log. A version written after the task loaded
+// the table, or by a commit attempt still in flight, is never touched.
 //
 // Tables created by floe's sink set write.metadata.delete-after-commit
 // .enabled, so each commit already deletes the versions that fall off the
