@@ -901,7 +901,9 @@ func TestMemoryBudget(t *testing.T) {
 	if first <= 0 || first >= int64(perConnector) {
 		t.Fatalf("the first connector's sink got %d of the budget's %d for connectors", first, perConnector)
 	}
-	if second < first*45/100 || second > first*55/100 {
-		t.Errorf("with two connectors the second's sink got %d, the first's (alone) %d: want about half", second, first)
+	// A little under half: each plugin's binary pages come off a
+	// connector's share before it is divided (runtime's binaryPages).
+	if second < first*40/100 || second > first*50/100 {
+		t.Errorf("with two connectors the second's sink got %d, the first's (alone) %d: want a little under half", second, first)
 	}
 }
