@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,8 +102,9 @@ func decodeIPC(b *testing.B, data []byte) arrow.RecordBatch {
 	return rec
 }
 
-func reportPerRecord(b *testing.B, records int64, start time.Time, cpu0 time.Duration) {
+func reportPerRecord(b *testing.B, records, fileBytes int64, start time.Time, cpu0 time.Duration) {
 	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(fileBytes)/float64(records), "file-B/record")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(records), "cpu-µs/record")
 	b.ReportMetric(float64(time.Since(start).Microseconds())/float64(records), "wall-µs/record")
 }
@@ -113,8 +116,11 @@ func reportPerRecord(b *testing.B, records int64, start time.Time, cpu0 time.Dur
 func BenchmarkEvents(b *testing.B) {
 	const distinct = 8
 	for _, writers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("sink/writers=%d", writers), func(b *testing.B) { benchEventsSink(b, writers) })
+		b.Run(fmt.Sprintf("sink/writers=%d", writers), func(b *testing.B) { benchEventsSink(b, writers, 0) })
 	}
+	// budget: the sink's share of the default memory.max.bytes as the
+	// bench's connectors get it, as its GOMEMLIMIT and floe.memory.bytes.
+	b.Run("sink/writers=2/budget", func(b *testing.B) { benchEventsSink(b, 2, 197<<20) })
 	// sink-grpc is "sink" through the SDK's server over real go-plugin
 	// gRPC (in process, unix socket, no TLS): what the sink process does
 	// besides Write.
@@ -150,6 +156,7 @@ func BenchmarkEvents(b *testing.B) {
 			b.Fatal(err)
 		}
 		checkpoint := uint64(1)
+		var fileBytes int64
 		b.ResetTimer()
 		start, cpu0 := time.Now(), cpuTime()
 		for i := range b.N {
@@ -159,13 +166,17 @@ func BenchmarkEvents(b *testing.B) {
 				b.Fatal(err)
 			}
 			if (i+1)%eventBatchesPerCkpt == 0 || i == b.N-1 {
-				if _, err := tk.Flush(ctx, checkpoint); err != nil {
+				res, err := tk.Flush(ctx, checkpoint)
+				if err != nil {
 					b.Fatal(err)
+				}
+				for _, r := range res.Results {
+					fileBytes += r.Bytes
 				}
 				checkpoint++
 			}
 		}
-		reportPerRecord(b, int64(b.N)*eventBatch, start, cpu0)
+		reportPerRecord(b, int64(b.N)*eventBatch, fileBytes, start, cpu0)
 	})
 	b.Run("raw", func(b *testing.B) {
 		g := eventGenerator(b)
@@ -197,6 +208,7 @@ func BenchmarkEvents(b *testing.B) {
 		target = arrow.NewSchema(fields, nil)
 		mem := memory.NewGoAllocator()
 		ctx := context.Background()
+		var fileBytes int64
 		b.ResetTimer()
 		start, cpu0 := time.Now(), cpuTime()
 		for done := 0; done < b.N; {
@@ -224,21 +236,23 @@ func BenchmarkEvents(b *testing.B) {
 					}
 				}
 			}
-			for _, err := range table.WriteRecords(ctx, tbl, target, records,
+			for df, err := range table.WriteRecords(ctx, tbl, target, records,
 				table.WithTargetFileSize(defaultTargetFileSize), table.WithRecordBatchBufferSize(2)) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				fileBytes += df.FileSizeBytes()
 			}
 			done += n
 		}
-		reportPerRecord(b, int64(b.N)*eventBatch, start, cpu0)
+		reportPerRecord(b, int64(b.N)*eventBatch, fileBytes, start, cpu0)
 	})
 }
 
 // benchEventsSink writes the event batches through Write with the rows
-// spread over writers as a hash partitioner spreads keys.
-func benchEventsSink(b *testing.B, writers int) {
+// spread over writers as a hash partitioner spreads keys. A budget > 0 is
+// the process's memory share: the Go heap limit and floe.memory.bytes.
+func benchEventsSink(b *testing.B, writers int, budget int64) {
 	const distinct = 8
 	g := eventGenerator(b)
 	data := make([][]byte, distinct)
@@ -252,11 +266,17 @@ func benchEventsSink(b *testing.B, writers int) {
 			split[i] = uint32(mix(uint64(i)) % uint64(writers))
 		}
 	}
-	f := newFixture(b, nil)
+	var cfg map[string]string
+	if budget > 0 {
+		cfg = map[string]string{sdk.KeyMemoryBytes: strconv.FormatInt(budget, 10)}
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget))
+	}
+	f := newFixture(b, cfg)
 	tk := f.open(writers)
 	prepare(b, tk, 1, g.ArrowSchema())
 	ctx := context.Background()
 	checkpoint := uint64(1)
+	var fileBytes int64
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
 	for i := range b.N {
@@ -268,13 +288,17 @@ func benchEventsSink(b *testing.B, writers int) {
 			b.Fatal(err)
 		}
 		if (i+1)%eventBatchesPerCkpt == 0 || i == b.N-1 {
-			if _, err := tk.Flush(ctx, checkpoint); err != nil {
+			res, err := tk.Flush(ctx, checkpoint)
+			if err != nil {
 				b.Fatal(err)
+			}
+			for _, r := range res {
+				fileBytes += r.Bytes
 			}
 			checkpoint++
 		}
 	}
-	reportPerRecord(b, int64(b.N)*eventBatch, start, cpu0)
+	reportPerRecord(b, int64(b.N)*eventBatch, fileBytes, start, cpu0)
 }
 
 func mix(x uint64) uint64 {
