@@ -20,7 +20,7 @@ type Options struct {
 
 	// Section 1, datagen → iceberg.
 	DatagenRecords int64         // datagen.count per floe run
-	RawRecords     int           // records per raw-limit run (sections 1 and 2)
+	RawRecords     int           // records per raw-limit run (section 2), per chunk of one (section 1)
 	CommitInterval time.Duration // sections 1 and 2
 	TargetFileSize int64         // iceberg.tables.target-file-size-bytes (and the raw limit's)
 

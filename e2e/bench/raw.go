@@ -126,11 +126,50 @@ type RawResult struct {
 	FileBytes int64
 }
 
+// add sums two runs' work and time.
+func (r RawResult) add(o RawResult) RawResult {
+	r.Records += o.Records
+	r.AvroBytes += o.AvroBytes
+	r.Wall += o.Wall
+	r.CPU += o.CPU
+	r.Files += o.Files
+	r.FileBytes += o.FileBytes
+	return r
+}
+
 // Rate is records per second of wall time.
 func (r RawResult) Rate() float64 { return float64(r.Records) / r.Wall.Seconds() }
 
 // MBps is Avro megabytes (10^6) per second of wall time.
 func (r RawResult) MBps() float64 { return float64(r.AvroBytes) / 1e6 / r.Wall.Seconds() }
+
+// RunChunks writes total records of g's partitions 0..parts-1 (each
+// partition its share, from offset 0) in runs of at most chunk records:
+// each run's payloads are generated, untimed, before Run times it, so
+// memory holds one chunk. The sum is what a floe run of total records
+// writes: the same bytes into the same kind of files. Writing fewer would
+// flatter the limit on a machine whose page cache costs more per page once
+// it grows (a VM that backs guest memory lazily: bench-results/2026-12-06.md
+// measured 0.06 s of system time for a 300 MB file write and 7.8 s for the
+// next 600 MB).
+func (r *RawTable) RunChunks(ctx context.Context, g *generate.Generator, parts int, total, chunk int64, batch int, targetFileSize int64) (RawResult, error) {
+	var res RawResult
+	per := total / int64(parts)
+	step := max(chunk/int64(parts), 1)
+	for from := int64(0); from < per; from += step {
+		n := min(step, per-from)
+		work := make([]*Payloads, parts)
+		for p := range parts {
+			work[p] = GeneratePayloads(g, p, from, int(n))
+		}
+		rr, err := r.Run(ctx, work, batch, targetFileSize)
+		res = res.add(rr)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
 
 // Run decodes and writes: one goroutine per element of work (floe's
 // writers are goroutines of one sink process too), each decoding its

@@ -68,13 +68,6 @@ func Datagen(t *T, o Options, rep *Report) {
 	totalAvro := float64(AvroBytes(g, ranges))
 	meanAvro := totalAvro / float64(o.DatagenRecords)
 
-	// The raw limit's input: the first records of the same partitions.
-	rawPer := o.RawRecords / tasks
-	work := make([]*Payloads, tasks)
-	for p := range tasks {
-		work[p] = GeneratePayloads(g, p, 0, rawPer)
-	}
-
 	if o.Profile {
 		dir := t.TempDir()
 		t.Logf("profiling: building unstripped binaries into %s", dir)
@@ -85,11 +78,11 @@ func Datagen(t *T, o Options, rep *Report) {
 	}
 
 	rep.Para("Connector: `datagen` (schema `%s`, %s records, mean %.1f Avro bytes/record) → `hash` → `iceberg` (embedded SQLite catalog, unpartitioned, zstd), "+
-		"`tasks.max=%d`, `commit.interval.ms=%d`, target file size %d MiB. Raw limit: %s of the same records (partitions 0..%d from offset 0) pre-generated with `AppendAvro`, "+
+		"`tasks.max=%d`, `commit.interval.ms=%d`, target file size %d MiB. Raw limit: the same %s records (partitions 0..%d from offset 0), in runs of %s pre-generated with `AppendAvro`, "+
 		"then, timed, `schemas.Decoder` → Arrow batches of 5,000 → `table.WriteRecords` (zstd, same target size), %d goroutines (one per floe writer), nothing committed. "+
 		"floe's window: from the first commit to the end of input (all records read), from `/metrics` polled every 250 ms. %d interleaved repetitions; medians.",
 		filepath.Base(o.SchemaFile), Num(float64(o.DatagenRecords)), meanAvro, tasks, o.CommitInterval.Milliseconds(), o.TargetFileSize>>20,
-		Num(float64(rawPer*tasks)), tasks-1, tasks, o.Reps)
+		Num(float64(o.DatagenRecords)), tasks-1, Num(float64(o.RawRecords)), tasks, o.Reps)
 
 	var floeRuns []floeThroughput
 	var raws []RawResult
@@ -111,7 +104,7 @@ func Datagen(t *T, o Options, rep *Report) {
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
-		rr, err := raw.Run(ctx, work, 5000, o.TargetFileSize)
+		rr, err := raw.RunChunks(ctx, g, tasks, o.DatagenRecords, int64(o.RawRecords), 5000, o.TargetFileSize)
 		_ = raw.Close()
 		_ = os.RemoveAll(dir)
 		if err != nil {

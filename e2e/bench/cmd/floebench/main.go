@@ -50,7 +50,7 @@ func run(args []string) int {
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "short durations: each section a few minutes")
 	fs.IntVar(&o.Reps, "reps", o.Reps, "repetitions of each throughput measurement (medians are quoted)")
 	fs.Int64Var(&o.DatagenRecords, "datagen-records", o.DatagenRecords, "datagen: records per floe run")
-	fs.IntVar(&o.RawRecords, "raw-records", o.RawRecords, "datagen, kafka: records per raw-limit run")
+	fs.IntVar(&o.RawRecords, "raw-records", o.RawRecords, "kafka: records per raw-limit run; datagen: per chunk of its run (which writes as many as floe)")
 	fs.DurationVar(&o.CommitInterval, "commit-interval", o.CommitInterval, "datagen, kafka: commit.interval.ms")
 	fs.Int64Var(&o.KafkaRecords, "kafka-records", o.KafkaRecords, "kafka: records preloaded into the topic")
 	fs.IntVar(&o.KafkaPartitions, "kafka-partitions", o.KafkaPartitions, "kafka, freshness, lake, recovery: topic partitions")
