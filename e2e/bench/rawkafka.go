@@ -57,8 +57,11 @@ func RawConsume(ctx context.Context, bootstrap, topic string, consumers int, wan
 			"enable.auto.offset.store":      false,
 			"enable.partition.eof":          false,
 			"partition.assignment.strategy": "cooperative-sticky",
-			// floe's source: half its 64 MiB buffer.
+			// floe's source: half its 64 MiB buffer, and its fetch
+			// backoff (librdkafka's 1 s default idles a consumer whose
+			// queue filled, and this one's does in a backlog too).
 			"queued.max.messages.kbytes": 32 << 10,
+			"fetch.queue.backoff.ms":     100,
 		})
 		if err != nil {
 			return ConsumeResult{}, fmt.Errorf("raw consumer: %w", err)

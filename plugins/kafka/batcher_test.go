@@ -343,6 +343,33 @@ func TestOffsetsGoingBackwards(t *testing.T) {
 	}
 }
 
+// A pressed buffer (partitions paused for a full buffer) hands on partial
+// batches at once: the consumer resumes only once Read drains it, so
+// records waiting out their linger would stall fetching until it ended.
+func TestPressedBufferSkipsTheLinger(t *testing.T) {
+	b := newBuffer(10, time.Hour)
+	tp := topicPartition{"t", 0}
+	b.assign([]topicPartition{tp}, []int64{0})
+	b.add([]polled{{tp: tp, record: record{offset: 0, value: []byte{1}, size: 1, arrived: 0}}})
+	<-b.ready // the first record's wake
+	if ready, due := b.readyParts(time.Second); len(ready) != 0 || due != time.Hour {
+		t.Fatalf("before the press: ready %d, due %v; want none ready until the linger (1h)", len(ready), due)
+	}
+	b.press(true)
+	select {
+	case <-b.ready:
+	default:
+		t.Fatal("press did not wake a waiting Read")
+	}
+	if ready, _ := b.readyParts(time.Second); len(ready) != 1 {
+		t.Fatalf("pressed: %d partitions ready, want the one with a partial batch", len(ready))
+	}
+	b.press(false)
+	if ready, _ := b.readyParts(time.Second); len(ready) != 0 {
+		t.Fatalf("released: %d partitions ready, want none before the linger", len(ready))
+	}
+}
+
 // Registry failures worth retrying are the network's or the registry's;
 // anything else is the schema's.
 func TestRegistryUnavailable(t *testing.T) {

@@ -159,6 +159,7 @@ func rawConsume(b *testing.B, env kafkatest.Env, topic *benchTopic) time.Duratio
 	c, err := ckafka.NewConsumer(&ckafka.ConfigMap{
 		"bootstrap.servers": env.Bootstrap, "group.id": kafkatest.UniqueName("bench-raw"),
 		"enable.auto.commit": false, "broker.address.family": "v4",
+		"fetch.queue.backoff.ms": 100, // as the source sets it
 	})
 	if err != nil {
 		b.Fatal(err)

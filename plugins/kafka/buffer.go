@@ -80,8 +80,16 @@ type buffer struct {
 	parts map[topicPartition]*partition
 	bytes int64
 	fatal error
+	// pressed: the poll loop paused the partitions because the buffer is
+	// full (see task.backpressure). Every buffered record is then ready:
+	// the consumer resumes only once Read drains the buffer below half,
+	// and partial batches waiting out their linger could hold it above
+	// that (several partitions of 4,999 records each) until the linger
+	// ended, fetching nothing meanwhile.
+	pressed bool
 	// ready wakes a waiting Read: a partition got its first record or
-	// filled a batch, or the task failed. Capacity 1; sends never block.
+	// filled a batch, the buffer was pressed, or the task failed.
+	// Capacity 1; sends never block.
 	ready chan struct{}
 }
 
@@ -231,9 +239,21 @@ func (b *buffer) add(recs []polled) addResult {
 	return res
 }
 
+// press says whether the consumer is paused for a full buffer; a press
+// wakes a waiting Read, since every partition is ready now.
+func (b *buffer) press(on bool) {
+	b.mu.Lock()
+	b.pressed = on
+	b.mu.Unlock()
+	if on {
+		b.wake()
+	}
+}
+
 // readyParts returns the partitions that have a batch to hand on at now
-// (a full batch, or records older than the linger), oldest first, and
-// otherwise the time the first one will be (zero if none has records).
+// (a full batch, records older than the linger, or any records while the
+// buffer is pressed), oldest first, and otherwise the time the first one
+// will be (zero if none has records).
 func (b *buffer) readyParts(now time.Duration) ([]*partition, time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -244,7 +264,7 @@ func (b *buffer) readyParts(now time.Duration) ([]*partition, time.Duration) {
 			continue
 		}
 		due := p.queue[p.head].arrived + b.linger
-		if p.buffered() >= b.batchSize || due <= now {
+		if p.buffered() >= b.batchSize || due <= now || b.pressed {
 			ready = append(ready, p)
 			continue
 		}

@@ -43,6 +43,7 @@ func TestSettingsDefaults(t *testing.T) {
 		"queued.max.messages.kbytes":    32768,
 		"fetch.min.bytes":               256 << 10,
 		"fetch.wait.max.ms":             100,
+		"fetch.queue.backoff.ms":        100,
 	}
 	for k, v := range want {
 		if s.kafka[k] != v {

@@ -152,6 +152,7 @@ func (t *task) backpressure() {
 			return
 		}
 		t.paused.Store(true)
+		t.buf.press(true)
 		t.pauses.Add(1)
 		t.log.Info("kafka: buffer full; partitions paused until the pipeline catches up", "buffered_bytes", size,
 			"max_bytes", t.set.maxBytes, "partitions", len(tps))
@@ -162,6 +163,7 @@ func (t *task) backpressure() {
 			return
 		}
 		t.paused.Store(false)
+		t.buf.press(false)
 		t.log.Info("kafka: buffer drained; partitions resumed", "buffered_bytes", size, "partitions", len(tps))
 	}
 }
