@@ -390,3 +390,30 @@ func TestRegistryUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// A batch reserves its string columns' data for as many bytes per row as
+// the last batch had, so the buffers do not grow by doubling.
+func TestBatchReservesTheLastBatchsData(t *testing.T) {
+	dec, err := schemas.NewDecoder(avro.MustParse(`{"type":"record","name":"r","fields":[{"name":"s","type":"string"},{"name":"n","type":"long"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := newValueSchema(memory.NewGoAllocator(), 1, dec)
+	s := vs.builder.Field(0).(*array.StringBuilder)
+	for range 100 {
+		s.Append(strings.Repeat("x", 40))
+		vs.builder.Field(1).(*array.Int64Builder).Append(1)
+		for _, f := range vs.builder.Fields()[2:] { // the metadata columns
+			f.AppendNull()
+		}
+	}
+	noteData(vs)
+	vs.builder.NewRecordBatch().Release()
+	if vs.dataPerRow[0] != 40 || vs.dataPerRow[1] != 0 {
+		t.Fatalf("bytes per row %v; want 40 for the string column, 0 for the long", vs.dataPerRow[:2])
+	}
+	reserveData(vs, 1000)
+	if got := s.DataCap(); got < 40*1000 {
+		t.Fatalf("string data reserved for 1000 rows: %d bytes, want at least 40,000", got)
+	}
+}

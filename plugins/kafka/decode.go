@@ -49,7 +49,49 @@ func (bb *batchBuilder) start(mem memory.Allocator, vs *valueSchema, n int) {
 	bb.mem, bb.vs = mem, vs
 	bb.pending = bb.pending[:0]
 	vs.builder.Reserve(n)
+	reserveData(vs, n)
 	bb.bind()
+}
+
+// varData is a builder of variable-length values (binary, string).
+type varData interface {
+	DataLen() int
+	ReserveData(int)
+}
+
+// reserveData reserves the data buffers of vs's binary and string columns
+// for n rows as large as the last batch's, and a tenth more. Grown by
+// doubling instead, every batch allocated and copied each buffer a dozen
+// times over: under a memory budget's heap limit that garbage cost the
+// task half its CPU in collection (BenchmarkConsume/task at a 60 MB
+// share: 6.5 CPU-µs per record).
+func reserveData(vs *valueSchema, n int) {
+	for i, f := range vs.builder.Fields() {
+		if i >= len(vs.dataPerRow) || vs.dataPerRow[i] == 0 {
+			continue
+		}
+		if d, ok := f.(varData); ok {
+			d.ReserveData(int(vs.dataPerRow[i] * float64(n) * 1.1))
+		}
+	}
+}
+
+// noteData records the bytes per row of vs's binary and string columns,
+// before the builder hands its buffers on.
+func noteData(vs *valueSchema) {
+	fields := vs.builder.Fields()
+	if len(fields) == 0 || fields[0].Len() == 0 {
+		return
+	}
+	rows := float64(fields[0].Len())
+	if len(vs.dataPerRow) != len(fields) {
+		vs.dataPerRow = make([]float64, len(fields))
+	}
+	for i, f := range fields {
+		if d, ok := f.(varData); ok {
+			vs.dataPerRow[i] = float64(d.DataLen()) / rows
+		}
+	}
 }
 
 func (bb *batchBuilder) bind() {
@@ -146,6 +188,7 @@ func (e *errRebuild) Unwrap() error { return e.err }
 // finish returns the batch's rows (nil when it has none) and readies the
 // builder for the next batch. The caller owns the result.
 func (bb *batchBuilder) finish() (arrow.RecordBatch, error) {
+	noteData(bb.vs)
 	last := bb.vs.builder.NewRecordBatch()
 	chunks := bb.chunks
 	bb.chunks, bb.pending = nil, bb.pending[:0]

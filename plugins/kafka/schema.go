@@ -45,6 +45,10 @@ type valueSchema struct {
 	value   *arrow.Schema // the value columns (admitted)
 	batch   *arrow.Schema // value columns, then the metadata columns
 	builder *array.RecordBuilder
+	// dataPerRow is, per column of the builder, the bytes per row of the
+	// last batch's variable-length values (binary and string columns; 0
+	// for the others): the next batch reserves that much at its start.
+	dataPerRow []float64
 }
 
 // newValueSchema prepares a usable schema: its batch schema and builder.
