@@ -73,9 +73,12 @@
 // buffer of per-partition queues. Past buffer.max.bytes it pauses every
 // assigned partition; it keeps polling, so the member keeps its place in
 // the group (heartbeats, max.poll.interval.ms) and rebalances are still
-// handled, and it resumes them once the buffer drains below half.
-// librdkafka's own prefetch queue (queued.max.messages.kbytes) defaults
-// to half of buffer.max.bytes. With a worker memory budget
+// handled, and it resumes them once the buffer drains below half; while
+// they are paused every buffered record is ready (no linger), so partial
+// batches cannot hold the buffer above half. librdkafka's own prefetch
+// queue (queued.max.messages.kbytes) defaults to half of
+// buffer.max.bytes, and fetch.queue.backoff.ms to 100 (librdkafka's 1 s
+// idled a backlogged task every time that queue filled). With a worker memory budget
 // (floe.memory.bytes, the process's share of memory.max.bytes) an unset
 // buffer.max.bytes takes a quarter of the share split over the tasks (at
 // most 64 MiB), the prefetch queue and fetch.max.bytes half of it each,
@@ -94,7 +97,10 @@
 // Next the offset after its last record, so the batches of a partition
 // chain. Decoding happens in Read, on the host's goroutine, straight from
 // Avro into Arrow builders (schemas.Decoder), while the poll goroutine
-// keeps filling the buffer.
+// keeps filling the buffer. A batch reserves its string and binary
+// columns' data for the last batch's bytes per row, so the buffers do not
+// grow by doubling (garbage the heap limit of a memory budget turned into
+// collection work).
 //
 // Columns: the value schema's columns (schemas.ArrowSchema), then
 //
