@@ -252,7 +252,7 @@ func TestFitMemory(t *testing.T) {
 	s, cfg = parse(map[string]string{sdk.KeyMemoryBytes: "167772160"})
 	limit := s.fitMemory(cfg, 2)
 	buf := int64(share * bufferPart / 2)
-	if s.maxBytes != buf || s.kafka["queued.max.messages.kbytes"] != int(buf/2/1024) || s.kafka["fetch.max.bytes"] != int(buf/2) {
+	if s.maxBytes != buf || s.kafka["queued.max.messages.kbytes"] != int(buf/4/1024) || s.kafka["fetch.max.bytes"] != int(buf/2) {
 		t.Errorf("budget %d over 2 tasks: buffer %d (want %d), queue %v KiB, fetch %v", share, s.maxBytes, buf, s.kafka["queued.max.messages.kbytes"], s.kafka["fetch.max.bytes"])
 	}
 	if want := share - 2*buf; limit != want {
@@ -261,7 +261,8 @@ func TestFitMemory(t *testing.T) {
 
 	s, cfg = parse(map[string]string{sdk.KeyMemoryBytes: "167772160", KeyBufferMaxBytes: "8388608", "kafka.queued.max.messages.kbytes": "2048"})
 	limit = s.fitMemory(cfg, 1)
-	if s.maxBytes != 8<<20 || s.kafka["queued.max.messages.kbytes"] != "2048" || limit != share-(2<<20)-(4<<20) {
+	// 2 MiB of payload in librdkafka's queue are 4 MiB of memory.
+	if s.maxBytes != 8<<20 || s.kafka["queued.max.messages.kbytes"] != "2048" || limit != share-(4<<20)-(4<<20) {
 		t.Errorf("the user's settings: buffer %d, queue %v, limit %d", s.maxBytes, s.kafka["queued.max.messages.kbytes"], limit)
 	}
 }

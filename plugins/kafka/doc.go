@@ -78,11 +78,13 @@
 // batches cannot hold the buffer above half. librdkafka's own prefetch
 // queue (queued.max.messages.kbytes) defaults to half of
 // buffer.max.bytes, and fetch.queue.backoff.ms to 100 (librdkafka's 1 s
-// idled a backlogged task every time that queue filled). With a worker memory budget
-// (floe.memory.bytes, the process's share of memory.max.bytes) an unset
-// buffer.max.bytes takes a quarter of the share split over the tasks (at
-// most 64 MiB), the prefetch queue and fetch.max.bytes half of it each,
-// and the process's Go heap limit what librdkafka leaves (memory.go).
+// idled a backlogged task every time that queue filled). With a worker
+// memory budget (floe.memory.bytes, the process's share of
+// memory.max.bytes) an unset buffer.max.bytes takes a quarter of the
+// share split over the tasks (at most 64 MiB), fetch.max.bytes half of it
+// and the prefetch queue a quarter (in payload; librdkafka holds about as
+// much again per message), and the process's Go heap limit what
+// librdkafka leaves (memory.go).
 //
 // # Batches
 //

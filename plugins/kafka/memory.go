@@ -10,10 +10,16 @@ import (
 
 // bufferPart is the part of the process's memory share (sdk.KeyMemoryBytes)
 // the tasks' record buffers take together; librdkafka's fetch queue and
-// fetch responses take as much again (half the buffer each), outside Go's
-// heap, and the Go heap gets what is left (batches being built, their
-// Arrow encoding).
+// fetch responses take as much again, outside Go's heap, and the Go heap
+// gets what is left (batches being built, their Arrow encoding).
 const bufferPart = 0.25
+
+// queueOverhead is what librdkafka's prefetch queue holds per byte of the
+// payloads queued.max.messages.kbytes counts: each message carries its
+// own structures besides key and value, about as much again for records
+// of a few hundred bytes (bench section 2: the kafka plugin's own memory
+// 132-139 MiB at a 115 MiB share when the queue was sized by payload).
+const queueOverhead = 2
 
 // minGoMemory is the least GOMEMLIMIT fitMemory sets.
 const minGoMemory = 32 << 20
@@ -21,7 +27,8 @@ const minGoMemory = 32 << 20
 // fitMemory sizes a task's buffers to the process's share of the worker's
 // memory budget, when the host gave one (floe.memory.bytes), for the
 // settings the user left unset: buffer.max.bytes, and librdkafka's
-// queued.max.messages.kbytes and fetch.max.bytes (each half the buffer).
+// queued.max.messages.kbytes (a quarter of the buffer in payload, half of
+// it in memory) and fetch.max.bytes (half the buffer).
 // It returns the Go heap limit that leaves room for librdkafka's memory,
 // which GOMEMLIMIT does not see; 0 without a budget.
 func (s *settings) fitMemory(cfg sdk.Config, tasks int) int64 {
@@ -34,12 +41,13 @@ func (s *settings) fitMemory(cfg sdk.Config, tasks int) int64 {
 		s.maxBytes = min(defaultBufferMaxBytes, max(int64(float64(mem)*bufferPart)/int64(tasks), minBufferMaxBytes))
 	}
 	user := cfg.Prefixed(KeyKafkaPrefix)
-	queue := s.maxBytes / 2
+	queue := s.maxBytes / 2 / queueOverhead // payload bytes
 	if _, set := user["queued.max.messages.kbytes"]; !set {
 		s.kafka["queued.max.messages.kbytes"] = int(max(queue/1024, 1024))
 	} else if kb, err := strconv.ParseInt(user["queued.max.messages.kbytes"], 10, 64); err == nil {
 		queue = kb * 1024
 	}
+	queue *= queueOverhead // memory
 	fetch := s.maxBytes / 2
 	if _, set := user["fetch.max.bytes"]; !set {
 		s.kafka["fetch.max.bytes"] = int(max(fetch, 1<<20))
