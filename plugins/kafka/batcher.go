@@ -158,7 +158,7 @@ loop:
 			}
 			if vs == nil {
 				vs = s
-				bb.start(t.mem, vs, len(recs)-i)
+				bb.start(t.mem, vs, recs[i:])
 			} else if s != vs {
 				break loop // a schema change starts the next batch
 			}

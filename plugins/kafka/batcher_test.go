@@ -412,8 +412,15 @@ func TestBatchReservesTheLastBatchsData(t *testing.T) {
 	if vs.dataPerRow[0] != 40 || vs.dataPerRow[1] != 0 {
 		t.Fatalf("bytes per row %v; want 40 for the string column, 0 for the long", vs.dataPerRow[:2])
 	}
-	reserveData(vs, 1000)
+	reserveData(vs, 1000, 100_000)
 	if got := s.DataCap(); got < 40*1000 {
 		t.Fatalf("string data reserved for 1000 rows: %d bytes, want at least 40,000", got)
+	}
+	vs.builder.NewRecordBatch().Release()
+	// Rows whose payloads are smaller than the last batch's: no more than
+	// the payloads (rounded up to the allocator's 64 bytes).
+	reserveData(vs, 1000, 5_000)
+	if got := s.DataCap(); got > 5_000+64 {
+		t.Fatalf("string data reserved for 1000 rows of 5,000 payload bytes: %d bytes", got)
 	}
 }

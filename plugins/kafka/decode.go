@@ -45,11 +45,15 @@ type metaBuilders struct {
 }
 
 // start readies the builder for up to n records of vs.
-func (bb *batchBuilder) start(mem memory.Allocator, vs *valueSchema, n int) {
+func (bb *batchBuilder) start(mem memory.Allocator, vs *valueSchema, recs []record) {
 	bb.mem, bb.vs = mem, vs
 	bb.pending = bb.pending[:0]
-	vs.builder.Reserve(n)
-	reserveData(vs, n)
+	vs.builder.Reserve(len(recs))
+	var payload int
+	for i := range recs {
+		payload += len(recs[i].key) + len(recs[i].value)
+	}
+	reserveData(vs, len(recs), payload)
 	bb.bind()
 }
 
@@ -60,18 +64,29 @@ type varData interface {
 }
 
 // reserveData reserves the data buffers of vs's binary and string columns
-// for n rows as large as the last batch's, and a tenth more. Grown by
-// doubling instead, every batch allocated and copied each buffer a dozen
-// times over: under a memory budget's heap limit that garbage cost the
-// task half its CPU in collection (BenchmarkConsume/task at a 60 MB
-// share: 6.5 CPU-µs per record).
-func reserveData(vs *valueSchema, n int) {
+// for n rows as large as the last batch's, and a tenth more, in all at
+// most payload bytes (the rows' keys and values, which hold every byte
+// the columns can get: a batch of a few huge records does not make the
+// next one reserve as much for each of its rows). Grown by doubling
+// instead, every batch allocated and copied each buffer a dozen times
+// over: under a memory budget's heap limit that garbage cost the task
+// half its CPU in collection (BenchmarkConsume/task at a 60 MB share: 6.5
+// CPU-µs per record).
+func reserveData(vs *valueSchema, n, payload int) {
+	var want float64
+	for _, b := range vs.dataPerRow {
+		want += b * float64(n) * 1.1
+	}
+	scale := 1.1
+	if want > float64(payload) {
+		scale *= float64(payload) / want
+	}
 	for i, f := range vs.builder.Fields() {
 		if i >= len(vs.dataPerRow) || vs.dataPerRow[i] == 0 {
 			continue
 		}
 		if d, ok := f.(varData); ok {
-			d.ReserveData(int(vs.dataPerRow[i] * float64(n) * 1.1))
+			d.ReserveData(int(vs.dataPerRow[i] * float64(n) * scale))
 		}
 	}
 }
