@@ -151,8 +151,7 @@ func (t *task) backpressure() {
 			t.log.Warn("kafka: pause partitions failed", "error", err)
 			return
 		}
-		t.paused.Store(true)
-		t.buf.press(true)
+		t.setPaused(true)
 		t.pauses.Add(1)
 		t.log.Info("kafka: buffer full; partitions paused until the pipeline catches up", "buffered_bytes", size,
 			"max_bytes", t.set.maxBytes, "partitions", len(tps))
@@ -162,10 +161,17 @@ func (t *task) backpressure() {
 			t.log.Warn("kafka: resume partitions failed", "error", err)
 			return
 		}
-		t.paused.Store(false)
-		t.buf.press(false)
+		t.setPaused(false)
 		t.log.Info("kafka: buffer drained; partitions resumed", "buffered_bytes", size, "partitions", len(tps))
 	}
+}
+
+// setPaused records whether backpressure holds the partitions paused,
+// for the poll loop and for the buffer, whose records are all ready
+// meanwhile (see buffer.pressed).
+func (t *task) setPaused(on bool) {
+	t.paused.Store(on)
+	t.buf.press(on)
 }
 
 // toKafka converts partitions (with offsets, when given) to the client's type.

@@ -44,7 +44,7 @@ type metaBuilders struct {
 	hval      *array.BinaryBuilder
 }
 
-// start readies the builder for up to n records of vs.
+// start readies the builder for up to len(recs) records of vs.
 func (bb *batchBuilder) start(mem memory.Allocator, vs *valueSchema, recs []record) {
 	bb.mem, bb.vs = mem, vs
 	bb.pending = bb.pending[:0]
@@ -73,20 +73,17 @@ type varData interface {
 // half its CPU in collection (BenchmarkConsume/task at a 60 MB share: 6.5
 // CPU-µs per record).
 func reserveData(vs *valueSchema, n, payload int) {
-	var want float64
+	var perRow float64
 	for _, b := range vs.dataPerRow {
-		want += b * float64(n) * 1.1
+		perRow += b
 	}
-	scale := 1.1
-	if want > float64(payload) {
-		scale *= float64(payload) / want
+	if perRow == 0 {
+		return
 	}
+	total := min(perRow*float64(n)*1.1, float64(payload))
 	for i, f := range vs.builder.Fields() {
-		if i >= len(vs.dataPerRow) || vs.dataPerRow[i] == 0 {
-			continue
-		}
-		if d, ok := f.(varData); ok {
-			d.ReserveData(int(vs.dataPerRow[i] * float64(n) * scale))
+		if d, ok := f.(varData); ok && i < len(vs.dataPerRow) && vs.dataPerRow[i] > 0 {
+			d.ReserveData(int(total * vs.dataPerRow[i] / perRow))
 		}
 	}
 }

@@ -111,7 +111,7 @@ func (t *task) replaceFenced(cause ckafka.Error) {
 	old := t.c
 	t.c = m
 	t.current.Store(m)
-	t.paused.Store(false)
+	t.setPaused(false)
 	// A fenced consumer has nothing to leave, yet librdkafka's close of it
 	// may never end (it waits for a leave it cannot make): close it in
 	// the background. Its rebalance callbacks during the close see it is
