@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
 
+	_ "github.com/floehq/floe/lake/zstdpages" // the codec floe's plugins write with
 	"github.com/floehq/floe/plugins/datagen/generate"
 	"github.com/floehq/floe/schemas"
 )

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/floehq/floe/lake"
 	"log/slog"
 	"os"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 

@@ -16,6 +16,7 @@ import (
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	_ "github.com/floehq/floe/lake/zstdpages" // zstd encoders that survive the collector
 	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
 )

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	_ "github.com/floehq/floe/lake/zstdpages" // zstd encoders that survive the collector
 )
 
 // rewriteData compacts the small data files of each partition, picked by
