@@ -19,6 +19,7 @@
 package zstdpages
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -46,9 +47,10 @@ func init() {
 	}
 }
 
-// codec encodes with encoders kept per level for the life of the process:
-// as many as pages were ever compressed at once (one per column writer
-// at work), each with a history of twice the window.
+// codec encodes with encoders kept per level for the life of the
+// process: as many as pages were compressed at once (one per writer at
+// work), at most maxIdle of them, each with a history of twice the
+// window and its match tables (about 3 MiB in all).
 type codec struct {
 	arrowCodec
 	mu   sync.Mutex
@@ -91,11 +93,18 @@ func (c *codec) get(l zstd.EncoderLevel) *zstd.Encoder {
 	return enc
 }
 
+// maxIdle bounds the encoders kept per level: compressing is pure CPU
+// work, so more than twice the processors' count rarely run at once, and
+// the ones beyond are left to the collector.
+func maxIdle() int { return 2 * runtime.GOMAXPROCS(0) }
+
 func (c *codec) put(l zstd.EncoderLevel, enc *zstd.Encoder) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.idle == nil {
 		c.idle = make(map[zstd.EncoderLevel][]*zstd.Encoder)
 	}
-	c.idle[l] = append(c.idle[l], enc)
+	if len(c.idle[l]) < maxIdle() {
+		c.idle[l] = append(c.idle[l], enc)
+	}
 }

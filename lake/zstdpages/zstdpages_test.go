@@ -76,3 +76,33 @@ func TestEncodersOutliveCollections(t *testing.T) {
 		t.Fatalf("a page after two collections allocated %d bytes; want the encoder kept (< 256 KiB)", n)
 	}
 }
+
+// TestIdleEncodersAreBounded: a burst of concurrent pages leaves at most
+// maxIdle encoders behind, not one per page of the burst.
+func TestIdleEncodersAreBounded(t *testing.T) {
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := c.(*codec)
+	const level = 3
+	l := zstd.EncoderLevelFromZstd(level)
+	burst := make([]*zstd.Encoder, 4*maxIdle())
+	for i := range burst {
+		burst[i] = z.get(l)
+	}
+	for _, enc := range burst {
+		z.put(l, enc)
+	}
+	z.mu.Lock()
+	n := len(z.idle[l])
+	z.mu.Unlock()
+	if n != maxIdle() {
+		t.Fatalf("%d idle encoders after a burst of %d; want %d", n, len(burst), maxIdle())
+	}
+	src := page(64 << 10)
+	got, err := compress.Decode(c, nil, c.EncodeLevel(nil, src, level))
+	if err != nil || !bytes.Equal(got, src) {
+		t.Fatalf("round trip after the burst: %v", err)
+	}
+}
