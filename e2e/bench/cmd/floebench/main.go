@@ -69,7 +69,7 @@ func run(args []string) int {
 	fs.StringVar(&o.PartitionBy, "partition-by", o.PartitionBy, "partitioners, maintenance: the table's partition spec")
 	fs.DurationVar(&o.MaintDuration, "maint-duration", o.MaintDuration, "maintenance: length of each run")
 	fs.DurationVar(&o.MaintSample, "maint-sample", o.MaintSample, "maintenance: how often files and manifests are counted")
-	fs.Float64Var(&o.MaintDatagenCap, "maint-rate", o.MaintDatagenCap, "maintenance: datagen.rate of both runs (0: as fast as floe goes)")
+	fs.Float64Var(&o.MaintDatagenCap, "maint-rate", o.MaintDatagenCap, "maintenance: datagen.rate of both runs, the seed's 30,000 by default (0: as fast as floe goes)")
 	fs.Func("maint-config", "maintenance: key=value[,key=value…] added to (or, with an empty value, removed from) the with-maintenance run's keys", func(v string) error {
 		return setKeys(o.MaintConfig, v)
 	})
