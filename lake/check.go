@@ -10,6 +10,7 @@ import (
 	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
+	"gocloud.dev/blob"
 
 	"github.com/floehq/floe/sdk"
 )
@@ -66,19 +67,17 @@ func CheckWarehouse(ctx context.Context, c CatalogConfig) error {
 		}
 		return sdk.KeyError(KeyWarehouse, "%s: cannot open its object store: %v", c.Warehouse, err)
 	}
-	// The blob stores' file IO embeds gocloud's bucket, whose
-	// IsAccessible lists one key: false for a missing bucket, the
-	// store's error for refused keys. A Stat cannot tell a missing bucket
-	// from an empty prefix (both are "not exist").
+	// The blob stores' file IO embeds gocloud's bucket: list one key and
+	// judge the store's own error. Not its IsAccessible: gocloud's S3
+	// driver takes any failed call whose message holds "301" (its sign of
+	// a redirect) for a missing bucket, so a store down at a port such as
+	// 49301 read as a bucket to create. A Stat cannot tell a missing
+	// bucket from an empty prefix (both are "not exist").
 	if b, ok := fsys.(interface {
-		IsAccessible(context.Context) (bool, error)
+		ListPage(context.Context, []byte, int, *blob.ListOptions) ([]*blob.ListObject, []byte, error)
 	}); ok {
-		ok, err := b.IsAccessible(ctx)
-		switch {
-		case err != nil:
+		if _, _, err := b.ListPage(ctx, blob.FirstPageToken, 1, nil); err != nil {
 			return storeError(c, u.Host, err)
-		case !ok:
-			return storeError(c, u.Host, errors.New("NoSuchBucket"))
 		}
 		return nil
 	}
