@@ -101,7 +101,7 @@ func storeError(c CatalogConfig, bucket string, err error) error {
 		where += " at " + endpoint
 	}
 	switch {
-	case containsAny(msg, "NoSuchBucket", "bucket does not exist", "BucketNotFound", "ContainerNotFound"):
+	case containsAny(msg, "NoSuchBucket", "bucket does not exist", "bucket doesn't exist", "BucketNotFound", "ContainerNotFound"):
 		return sdk.KeyError(KeyWarehouse, "%s: bucket %q does not exist in %s; create it, or point the warehouse at an existing bucket", c.Warehouse, bucket, where)
 	case containsAny(msg, "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "Forbidden", "PermissionDenied", "StatusCode: 403", "status code: 403", "InvalidToken", "ExpiredToken"):
 		return sdk.KeyError(KeyS3AccessKey, "%s refused the credentials for %s (%s): check %s and %s", where, c.Warehouse, firstLine(msg), KeyS3AccessKey, KeyS3SecretKey)

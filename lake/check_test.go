@@ -96,3 +96,19 @@ func TestStoreErrorMarksUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// Each store's words for a missing bucket become the one message that
+// says to create it: S3's, Google Cloud Storage's, Azure's.
+func TestStoreErrorNamesAMissingBucket(t *testing.T) {
+	c := CatalogConfig{Warehouse: "s3://b/w"}
+	for _, msg := range []string{
+		"api error NoSuchBucket: The specified bucket does not exist",
+		"storage: bucket doesn't exist",
+		"RESPONSE 404: ContainerNotFound",
+	} {
+		err := storeError(c, "b", errors.New(msg))
+		if !strings.Contains(err.Error(), `bucket "b" does not exist`) {
+			t.Errorf("%q: %v", msg, err)
+		}
+	}
+}
