@@ -45,7 +45,7 @@ func TestRecordBytes(t *testing.T) {
 // land in one file at the target size, written out a row group at a time;
 // every row is committed once. Without a share one row group holds them.
 func TestRowGroupsAtTheMemoryBudget(t *testing.T) {
-	for _, budget := range []string{"", "4194304"} { // 4 MiB: row groups of 2 MiB of Arrow, some 30,000 rows here
+	for _, budget := range []string{"", "4194304"} { // 4 MiB: row groups of 0.8 MiB of Arrow, 16,384 rows here (the floor)
 		f := newFixture(t, map[string]string{sdk.KeyMemoryBytes: budget})
 		tk := f.open(1)
 		var batches []sdk.Batch
@@ -77,7 +77,7 @@ func TestRowGroupsAtTheMemoryBudget(t *testing.T) {
 		case budget == "" && groups != 1:
 			t.Errorf("no budget: %d row groups, want 1", groups)
 		case budget != "" && groups < 2:
-			t.Errorf("budget %s: %d row group for 50,000 rows; want them cut to 2 MiB of Arrow each", budget, groups)
+			t.Errorf("budget %s: %d row group for 50,000 rows; want them cut to a fifth of the budget in Arrow each", budget, groups)
 		}
 	}
 }

@@ -49,8 +49,13 @@ const coalesceRows = 2048
 // it out; bounding its rows bounds that memory and keeps files at their
 // target size. Encoded rows are smaller than Arrow's, so the row groups
 // take less than this part; the rest of the share holds the writers'
-// queues, the batches being split and Go's garbage collector's slack.
-const rowGroupPart = 0.5
+// queues, the batches being split, Parquet's page buffers and Go's
+// garbage collector's slack. At half the share the heap ran at the
+// process's limit and the collector ran back to back:
+// BenchmarkEvents/sink/writers=2/budget cost 2.57-2.74 CPU-µs per record
+// at 0.5 and 0.3, 2.20-2.33 at 0.25 down to 0.1 (93,049 rows per group of
+// the bench's events at the default budget; files as small).
+const rowGroupPart = 0.2
 
 // minRowGroupRows is the least row-group limit the budget sets: fewer rows
 // per group cost more in Parquet metadata and encoding than they save.
