@@ -50,11 +50,13 @@ const coalesceRows = 2048
 // target size. Encoded rows are smaller than Arrow's, so the row groups
 // take less than this part; the rest of the share holds the writers'
 // queues, the batches being split, Parquet's page buffers and Go's
-// garbage collector's slack. At half the share the heap ran at the
-// process's limit and the collector ran back to back:
-// BenchmarkEvents/sink/writers=2/budget cost 2.57-2.74 CPU-µs per record
-// at 0.5 and 0.3, 2.20-2.33 at 0.25 down to 0.1 (93,049 rows per group of
-// the bench's events at the default budget; files as small).
+// garbage collector's slack. At half the share the live heap (143 MB
+// at the median, up to 213) left the collector little of the 206 MB
+// limit to allocate into: 40 % more collections for the same rows than
+// at a fifth (live 75 MB). BenchmarkEvents/sink/writers=2/budget cost
+// 2.57-2.74 CPU-µs per record at 0.5 and 0.3, 2.20-2.38 at 0.25 down to
+// 0.1 (93,049 rows per group of the bench's events at the default
+// budget; files as small).
 const rowGroupPart = 0.2
 
 // minRowGroupRows is the least row-group limit the budget sets: fewer rows
