@@ -36,10 +36,10 @@ const pipelineBuffer = 2
 // column, page bookkeeping), which at 1 s checkpoints cost more than the
 // rows did. Gathering costs one copy of every row, which bulk batches
 // (thousands of rows, halves of them when a hash partitioner spreads them
-// over two writers) need not pay: at 8,192 the copy and its garbage cost a
-// fifth of the sink's CPU (BenchmarkEvents/sink/writers=2/budget, when it
-// still cycled through 8 batches: 2.3 instead of 3.0 CPU-µs per record
-// at 2,048).
+// over two writers) need not pay: BenchmarkEvents/sink/writers=2/budget,
+// whose ~2,500-row halves pass untouched at 2,048 (2.03-2.13 CPU-µs per
+// record), cost 2.24-2.27 gathered to 8,192 and 2.73-2.82 to 16,384; cut
+// into slices of 1,024 or 512 rows instead, 2.30-2.56.
 const coalesceRows = 2048
 
 // rowGroupPart is the part of the process's memory share (see
@@ -56,7 +56,7 @@ const coalesceRows = 2048
 // at a fifth (live 75 MB). BenchmarkEvents/sink/writers=2/budget cost
 // 2.57-2.74 CPU-µs per record at 0.5 and 0.3, 2.20-2.38 at 0.25 down to
 // 0.1 (93,049 rows per group of the bench's events at the default
-// budget; files as small).
+// budget; files the same bytes per record).
 const rowGroupPart = 0.2
 
 // minRowGroupRows is the least row-group limit the budget sets: fewer rows
