@@ -199,7 +199,7 @@ func PerfBreakdown(ctx context.Context, data string) (string, error) {
 var perfPaths = []struct{ name, sym string }{
 	{"Parquet write (iceberg-go WriteRecords → pqarrow, per writer)", "github.com/apache/iceberg-go/table.(*RollingDataWriter).stream"},
 	{"  zstd inside it", "github.com/klauspost/compress/zstd.(*Encoder).EncodeAll"},
-	{"sink: split batches over writers (compute.Take)", "github.com/apache/arrow-go/v18/arrow/compute.(*vectorExecutor).Execute"},
+	{"sink: split batches over writers (takeRows)", "github.com/floehq/floe/plugins/iceberg.takeRows"},
 	{"sink: Write (route, split, enqueue)", "github.com/floehq/floe/plugins/iceberg.(*task).Write"},
 	{"datagen: generate records (Arrow)", "github.com/floehq/floe/plugins/datagen/generate.(*Generator).AppendArrow"},
 	{"kafka: Avro → Arrow decode", "github.com/floehq/floe/schemas.(*Decoder).Append"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/floehq/floe/sdk"
@@ -162,23 +161,4 @@ func singleWriter(writers []uint32) (bool, int) {
 		}
 	}
 	return true, int(w)
-}
-
-// take copies the given rows (ascending) of rec into a new batch. A run of
-// consecutive rows is a zero-copy slice instead.
-func take(ctx context.Context, rec arrow.RecordBatch, rows []int32) (arrow.RecordBatch, error) {
-	first, last := int64(rows[0]), int64(rows[len(rows)-1])
-	if last-first+1 == int64(len(rows)) {
-		return rec.NewSlice(first, last+1), nil
-	}
-	b := array.NewInt32Builder(compute.GetAllocator(ctx))
-	defer b.Release()
-	b.AppendValues(rows, nil)
-	idx := b.NewArray()
-	defer idx.Release()
-	out, err := compute.Take(sequential(ctx), *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
-	if err != nil {
-		return nil, fmt.Errorf("iceberg sink: split batch: %w", err)
-	}
-	return out.(*compute.RecordDatum).Value, nil
 }
