@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"iter"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/compute"
@@ -81,14 +82,45 @@ type routedItem struct {
 	item   writeItem
 }
 
-// split cuts the routed rows into one sub-batch per writer and table.
+// itemRows bounds the rows of one writer's item. Batches of up to 5,000
+// rows (the sources' default) go whole to one writer or in halves to two;
+// bigger ones are cut so that each copy and each Parquet write works on a
+// few megabytes at most.
+const itemRows = 5000
+
+// chunks cuts n rows into the fewest runs of at most itemRows, of equal
+// length give or take one (a short remainder would be gathered again,
+// see coalesceRows).
+func chunks(n int) iter.Seq2[int, int] {
+	return func(yield func(lo, hi int) bool) {
+		k := (n + itemRows - 1) / itemRows
+		for i := range k {
+			if !yield(i*n/k, (i+1)*n/k) {
+				return
+			}
+		}
+	}
+}
+
+// split cuts the routed rows into sub-batches per writer and table, each
+// of at most itemRows rows.
 func (t *task) split(ctx context.Context, req sdk.WriteRequest, r routed) ([]routedItem, error) {
 	rec := req.Batch.Records
-	item := func(w int, st *tableState, sub arrow.RecordBatch) routedItem {
-		return routedItem{writer: w, item: writeItem{checkpoint: req.Checkpoint, table: st,
-			partition: req.Batch.Partition, schemaID: req.Batch.SchemaID, rec: sub}}
-	}
 	var out []routedItem
+	add := func(w int, st *tableState, sub arrow.RecordBatch) {
+		out = append(out, routedItem{writer: w, item: writeItem{checkpoint: req.Checkpoint, table: st,
+			partition: req.Batch.Partition, schemaID: req.Batch.SchemaID, rec: sub}})
+	}
+	addRows := func(w int, st *tableState, rows []int32) error {
+		for lo, hi := range chunks(len(rows)) {
+			sub, err := take(ctx, rec, rows[lo:hi])
+			if err != nil {
+				return err
+			}
+			add(w, st, sub)
+		}
+		return nil
+	}
 	fail := func(err error) ([]routedItem, error) {
 		for _, it := range out {
 			it.item.rec.Release()
@@ -97,22 +129,24 @@ func (t *task) split(ctx context.Context, req sdk.WriteRequest, r routed) ([]rou
 	}
 
 	single, w0 := singleWriter(req.Writers)
+	n := int(rec.NumRows())
 	for i, st := range r.tables {
 		rows := r.rows[i]
 		if single {
 			if rows == nil {
-				rec.Retain()
-				out = append(out, item(w0, st, rec))
+				for lo, hi := range chunks(n) {
+					if hi-lo == n {
+						rec.Retain()
+						add(w0, st, rec)
+						continue
+					}
+					add(w0, st, rec.NewSlice(int64(lo), int64(hi)))
+				}
 				continue
 			}
-			if len(rows) == 0 {
-				continue
-			}
-			sub, err := take(ctx, rec, rows)
-			if err != nil {
+			if err := addRows(w0, st, rows); err != nil {
 				return fail(err)
 			}
-			out = append(out, item(w0, st, sub))
 			continue
 		}
 		perWriter := make([][]int32, len(t.writers))
@@ -127,14 +161,9 @@ func (t *task) split(ctx context.Context, req sdk.WriteRequest, r routed) ([]rou
 			}
 		}
 		for w, idx := range perWriter {
-			if len(idx) == 0 {
-				continue
-			}
-			sub, err := take(ctx, rec, idx)
-			if err != nil {
+			if err := addRows(w, st, idx); err != nil {
 				return fail(err)
 			}
-			out = append(out, item(w, st, sub))
 		}
 	}
 	return out, nil
