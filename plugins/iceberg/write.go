@@ -83,9 +83,9 @@ type routedItem struct {
 }
 
 // itemRows bounds the rows of one writer's item. Batches of up to 5,000
-// rows (the sources' default) go whole to one writer or in halves to two;
-// bigger ones are cut so that each copy and each Parquet write works on a
-// few megabytes at most.
+// rows (the kafka source's default) go whole to one writer or in halves to
+// two; bigger ones (datagen's 20,000) are cut so that each copy and each
+// Parquet write works on a few megabytes at most.
 const itemRows = 5000
 
 // chunks cuts n rows into the fewest runs of at most itemRows, of equal
