@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/floehq/floe/sdk/internal/arrowipc"
 	"github.com/floehq/floe/sdk/internal/handshake"
 	"github.com/floehq/floe/sdk/internal/pb"
 	"github.com/floehq/floe/sdk/internal/shm"
@@ -51,6 +52,9 @@ type sourceEntry struct {
 	// response that carried it (it opens its own descriptor on receipt).
 	shared bool
 	files  map[*pb.Batch]*shm.File
+	// encoder holds the memory each batch is encoded into while sharing:
+	// share copies the encoding into the batch's file at once.
+	encoder arrowipc.Encoder
 }
 
 func (e *sourceEntry) inflight() *calls { return &e.calls }
@@ -182,7 +186,11 @@ func (ss *sourceServer) Read(ctx context.Context, req *pb.SourceReadRequest) (*p
 			return nil, err
 		}
 		for i, b := range batches {
-			enc, err := batchToProto(b, ss.s.maxBatchBytes)
+			encode := arrowipc.EncodeRecordBatch
+			if e.shared {
+				encode = e.encoder.Encode
+			}
+			enc, err := batchToProtoWith(b, ss.s.maxBatchBytes, encode)
 			if err != nil {
 				releaseBatches(batches[i:])
 				return nil, err
@@ -192,6 +200,11 @@ func (ss *sourceServer) Read(ctx context.Context, req *pb.SourceReadRequest) (*p
 			}
 			if e.shared {
 				e.share(enc, ss.s.log)
+				if !e.shared {
+					// A file failed: the batches left hold the encoder's
+					// memory, which must not be written again.
+					e.encoder = arrowipc.Encoder{}
+				}
 			}
 			e.pending = append(e.pending, enc...)
 		}

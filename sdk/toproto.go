@@ -3,6 +3,8 @@ package sdk
 import (
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/floehq/floe/sdk/internal/arrowipc"
 	"github.com/floehq/floe/sdk/internal/pb"
 )
@@ -70,13 +72,21 @@ func configErrorsToProto(errs []ConfigError) []*pb.ConfigError {
 // that chain when its encoding exceeds limit bytes. It does not release
 // b.Records.
 func batchToProto(b Batch, limit int) ([]*pb.Batch, error) {
+	return batchToProtoWith(b, limit, arrowipc.EncodeRecordBatch)
+}
+
+// batchToProtoWith is batchToProto encoding the whole batch with encode,
+// which may reuse its memory (an arrowipc.Encoder): then the result's
+// Records are valid until encode's next call. The pieces of a split batch
+// get memory of their own.
+func batchToProtoWith(b Batch, limit int, encode func(arrow.RecordBatch) ([]byte, error)) ([]*pb.Batch, error) {
 	if b.Records == nil {
 		return []*pb.Batch{{
 			Partition: b.Partition, FromOffset: b.From, NextOffset: b.Next,
 			SchemaId: b.SchemaID, Skipped: b.Skipped,
 		}}, nil
 	}
-	ipc, err := arrowipc.EncodeRecordBatch(b.Records)
+	ipc, err := encode(b.Records)
 	if err != nil {
 		return nil, fmt.Errorf("partition %s batch [%d, %d): %w", b.Partition, b.From, b.Next, err)
 	}

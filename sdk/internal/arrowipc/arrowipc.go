@@ -19,9 +19,23 @@ import (
 // EncodeRecordBatch writes rec as an IPC stream: its schema, the batch, and
 // the end-of-stream marker. A sliced record is written with only its rows.
 func EncodeRecordBatch(rec arrow.RecordBatch) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(estimateSize(rec))
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	var e Encoder
+	return e.Encode(rec)
+}
+
+// Encoder encodes as EncodeRecordBatch does into one buffer it keeps, so
+// a caller that copies each encoding elsewhere at once (into a shared
+// memory file) allocates and zeroes no new buffer per batch: what Encode
+// returns is valid until its next call.
+type Encoder struct {
+	buf bytes.Buffer
+}
+
+// Encode encodes rec into the encoder's buffer.
+func (e *Encoder) Encode(rec arrow.RecordBatch) ([]byte, error) {
+	e.buf.Reset()
+	e.buf.Grow(estimateSize(rec))
+	w := ipc.NewWriter(&e.buf, ipc.WithSchema(rec.Schema()))
 	if err := w.Write(rec); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("arrowipc: encode record batch: %w", err)
@@ -29,7 +43,7 @@ func EncodeRecordBatch(rec arrow.RecordBatch) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("arrowipc: encode record batch: %w", err)
 	}
-	return buf.Bytes(), nil
+	return e.buf.Bytes(), nil
 }
 
 // DecodeRecordBatch reads the one record batch of an IPC stream. The caller
