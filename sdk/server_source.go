@@ -53,7 +53,8 @@ type sourceEntry struct {
 	shared bool
 	files  map[*pb.Batch]*shm.File
 	// encoder holds the memory each batch is encoded into while sharing:
-	// share copies the encoding into the batch's file at once.
+	// share copies the encoding into the batch's file at once, and a
+	// task's Reads are serial (enter), so one encoder serves them all.
 	encoder arrowipc.Encoder
 }
 
