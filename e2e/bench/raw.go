@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
 
+	"github.com/floehq/floe/lake"
 	_ "github.com/floehq/floe/lake/zstdpages" // the codec floe's plugins write with
 	"github.com/floehq/floe/plugins/datagen/generate"
 	"github.com/floehq/floe/schemas"
@@ -70,7 +71,8 @@ func AvroBytes(g *generate.Generator, ranges map[int][2]int64) int64 {
 
 // RawTable is the in-process limit's target: an Iceberg table of the
 // Avro schema's columns in a throwaway embedded catalog, with the
-// properties floe's sink gives the tables it creates (format 2, zstd).
+// properties floe's sink gives the tables it creates (format 2, zstd),
+// written with the sink's Parquet page size (lake.SinkWriteProps).
 type RawTable struct {
 	cat    *Catalog
 	tbl    *table.Table
@@ -103,6 +105,10 @@ func NewRawTable(ctx context.Context, dataDir string, s avro.Schema) (*RawTable,
 	if err != nil {
 		_ = cat.Close()
 		return nil, fmt.Errorf("raw limit: create table: %w", err)
+	}
+	if tbl, err = lake.WriteView(tbl, lake.SinkWriteProps(tbl.Properties(), nil)); err != nil {
+		_ = cat.Close()
+		return nil, fmt.Errorf("raw limit: the sink's write properties: %w", err)
 	}
 	target, err := schemas.ArrowForTable(tbl.Schema())
 	if err != nil {

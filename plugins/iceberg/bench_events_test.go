@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/plugins/datagen/generate"
 	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
@@ -224,7 +225,12 @@ func BenchmarkEvents(b *testing.B) {
 		f := newFixture(b, nil)
 		tk := f.open(1)
 		prepare(b, tk, 1, dec.Schema())
-		tbl := tk.knownTable("db.events").view().tbl
+		// Written as the sink writes (its page size).
+		created := tk.knownTable("db.events").view().tbl
+		tbl, err := lake.WriteView(created, lake.SinkWriteProps(created.Properties(), nil))
+		if err != nil {
+			b.Fatal(err)
+		}
 		target, err := schemas.ArrowForTable(tbl.Schema())
 		if err != nil {
 			b.Fatal(err)

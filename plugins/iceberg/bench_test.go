@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/sdk"
 )
 
@@ -160,7 +161,11 @@ func BenchmarkWriteRecordsDirect(b *testing.B) {
 			}
 		}
 	}
-	for _, err := range table.WriteRecords(context.Background(), view.tbl, view.target, seq, table.WithTargetFileSize(defaultTargetFileSize)) {
+	tbl, err := lake.WriteView(view.tbl, lake.SinkWriteProps(view.tbl.Properties(), nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, err := range table.WriteRecords(context.Background(), tbl, view.target, seq, table.WithTargetFileSize(defaultTargetFileSize)) {
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floehq/floe/lake"
 	_ "github.com/floehq/floe/lake/zstdpages" // zstd encoders that survive the collector
 	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
@@ -461,7 +462,10 @@ func (w *writer) startPipeline(view tableView, rowGroupRows int) *pipeline {
 		in:      make(chan arrow.RecordBatch, pipelineBuffer),
 		done:    make(chan struct{}),
 	}
-	tbl, err := writeTable(view.tbl, w.t.cfg.writeProps)
+	// The Parquet writer and the metrics modes read their settings from
+	// the table's properties, as the Apache Iceberg sink's writers take
+	// its write-props.
+	tbl, err := lake.WriteView(view.tbl, lake.SinkWriteProps(view.tbl.Properties(), w.t.cfg.writeProps))
 	if err != nil {
 		// The pipeline fails at once: handOn and wait report the
 		// error, and drain releases what was handed on.
@@ -497,29 +501,6 @@ func (w *writer) startPipeline(view tableView, rowGroupRows int) *pipeline {
 		}
 	}()
 	return p
-}
-
-// writeTable is tbl with props (iceberg.tables.write-props.*) laid over
-// its properties, for table.WriteRecords only: the Parquet writer and the
-// metrics modes read them from there, as the Apache Iceberg sink's
-// writers take its write-props. The copy is never committed, so the
-// table's stored properties do not change.
-func writeTable(tbl *table.Table, props map[string]string) (*table.Table, error) {
-	if len(props) == 0 {
-		return tbl, nil
-	}
-	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
-	if err != nil {
-		return nil, err
-	}
-	if err := b.SetProperties(props); err != nil {
-		return nil, err
-	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, err
-	}
-	return table.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil), nil
 }
 
 // send hands a record to the pipeline, which takes ownership. Small

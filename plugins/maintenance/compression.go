@@ -2,12 +2,13 @@ package maintenance
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floehq/floe/lake"
 )
 
 // compression is a Parquet codec and level for compaction output; the
@@ -61,31 +62,24 @@ func (c compression) String() string {
 }
 
 // withCompression is tbl seen with its Parquet codec replaced by c, for
-// reading and writing files only: iceberg-go takes a writer's codec from
-// the table's properties, and the view is never committed (its metadata
-// exists only here), so the table itself keeps its own codec.
+// reading and writing files only (lake.WriteView): the table itself
+// keeps its own codec.
 func withCompression(tbl *table.Table, c compression) (*table.Table, error) {
 	if c.codec == "" {
 		return tbl, nil
 	}
-	props := maps.Clone(tbl.Properties())
-	props[table.ParquetCompressionKey] = c.codec
 	// Always set the level: one the table has for its own codec may be
 	// out of range for c's.
-	props[table.ParquetCompressionLevelKey] = strconv.Itoa(table.ParquetCompressionLevelDefault)
+	level := table.ParquetCompressionLevelDefault
 	if c.level != 0 {
-		props[table.ParquetCompressionLevelKey] = strconv.Itoa(c.level)
+		level = c.level
 	}
-	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
-	if err == nil {
-		err = b.SetProperties(props)
-	}
-	var meta table.Metadata
-	if err == nil {
-		meta, err = b.Build()
-	}
+	view, err := lake.WriteView(tbl, map[string]string{
+		table.ParquetCompressionKey:      c.codec,
+		table.ParquetCompressionLevelKey: strconv.Itoa(level),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("compaction output codec %s: %w", c, err)
 	}
-	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, nil), nil
+	return view, nil
 }
