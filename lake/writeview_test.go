@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-func TestSinkWriteProps(t *testing.T) {
+func TestWriterProps(t *testing.T) {
 	const key = table.ParquetPageSizeBytesKey
 	def := strconv.Itoa(PageSizeBytes)
 	for _, tc := range []struct {
@@ -29,9 +29,9 @@ func TestSinkWriteProps(t *testing.T) {
 			if tc.props != nil {
 				before = maps.Clone(tc.props)
 			}
-			got := SinkWriteProps(tc.tableProps, tc.props)
+			got := WriterProps(tc.tableProps, tc.props)
 			if !maps.Equal(got, tc.want) {
-				t.Errorf("SinkWriteProps = %v, want %v", got, tc.want)
+				t.Errorf("WriterProps = %v, want %v", got, tc.want)
 			}
 			if !maps.Equal(tc.props, before) {
 				t.Errorf("the write-props were changed: %v, were %v", tc.props, before)

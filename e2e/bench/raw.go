@@ -72,7 +72,7 @@ func AvroBytes(g *generate.Generator, ranges map[int][2]int64) int64 {
 // RawTable is the in-process limit's target: an Iceberg table of the
 // Avro schema's columns in a throwaway embedded catalog, with the
 // properties floe's sink gives the tables it creates (format 2, zstd),
-// written with the sink's Parquet page size (lake.SinkWriteProps).
+// written with the sink's Parquet page size (lake.WriterProps).
 type RawTable struct {
 	cat    *Catalog
 	tbl    *table.Table
@@ -106,7 +106,7 @@ func NewRawTable(ctx context.Context, dataDir string, s avro.Schema) (*RawTable,
 		_ = cat.Close()
 		return nil, fmt.Errorf("raw limit: create table: %w", err)
 	}
-	if tbl, err = lake.WriteView(tbl, lake.SinkWriteProps(tbl.Properties(), nil)); err != nil {
+	if tbl, err = lake.WriteView(tbl, lake.WriterProps(tbl.Properties(), nil)); err != nil {
 		_ = cat.Close()
 		return nil, fmt.Errorf("raw limit: the sink's write properties: %w", err)
 	}

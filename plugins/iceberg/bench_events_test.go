@@ -227,7 +227,7 @@ func BenchmarkEvents(b *testing.B) {
 		prepare(b, tk, 1, dec.Schema())
 		// Written as the sink writes (its page size).
 		created := tk.knownTable("db.events").view().tbl
-		tbl, err := lake.WriteView(created, lake.SinkWriteProps(created.Properties(), nil))
+		tbl, err := lake.WriteView(created, lake.WriterProps(created.Properties(), nil))
 		if err != nil {
 			b.Fatal(err)
 		}

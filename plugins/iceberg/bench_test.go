@@ -161,7 +161,7 @@ func BenchmarkWriteRecordsDirect(b *testing.B) {
 			}
 		}
 	}
-	tbl, err := lake.WriteView(view.tbl, lake.SinkWriteProps(view.tbl.Properties(), nil))
+	tbl, err := lake.WriteView(view.tbl, lake.WriterProps(view.tbl.Properties(), nil))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -465,7 +465,7 @@ func (w *writer) startPipeline(view tableView, rowGroupRows int) *pipeline {
 	// The Parquet writer and the metrics modes read their settings from
 	// the table's properties, as the Apache Iceberg sink's writers take
 	// its write-props.
-	tbl, err := lake.WriteView(view.tbl, lake.SinkWriteProps(view.tbl.Properties(), w.t.cfg.writeProps))
+	tbl, err := lake.WriteView(view.tbl, lake.WriterProps(view.tbl.Properties(), w.t.cfg.writeProps))
 	if err != nil {
 		// The pipeline fails at once: handOn and wait report the
 		// error, and drain releases what was handed on.

@@ -61,25 +61,26 @@ func (c compression) String() string {
 	}
 }
 
-// withCompression is tbl seen with its Parquet codec replaced by c, for
-// reading and writing files only (lake.WriteView): the table itself
-// keeps its own codec.
-func withCompression(tbl *table.Table, c compression) (*table.Table, error) {
-	if c.codec == "" {
-		return tbl, nil
+// writeView is tbl as compaction writes it (lake.WriteView): with floe's
+// page size (lake.WriterProps) and its Parquet codec replaced by c; the
+// table itself keeps its own properties.
+func writeView(tbl *table.Table, c compression) (*table.Table, error) {
+	var props map[string]string
+	if c.codec != "" {
+		// Always set the level: one the table has for its own codec may
+		// be out of range for c's.
+		level := table.ParquetCompressionLevelDefault
+		if c.level != 0 {
+			level = c.level
+		}
+		props = map[string]string{
+			table.ParquetCompressionKey:      c.codec,
+			table.ParquetCompressionLevelKey: strconv.Itoa(level),
+		}
 	}
-	// Always set the level: one the table has for its own codec may be
-	// out of range for c's.
-	level := table.ParquetCompressionLevelDefault
-	if c.level != 0 {
-		level = c.level
-	}
-	view, err := lake.WriteView(tbl, map[string]string{
-		table.ParquetCompressionKey:      c.codec,
-		table.ParquetCompressionLevelKey: strconv.Itoa(level),
-	})
+	view, err := lake.WriteView(tbl, lake.WriterProps(tbl.Properties(), props))
 	if err != nil {
-		return nil, fmt.Errorf("compaction output codec %s: %w", c, err)
+		return nil, fmt.Errorf("compaction output (%s): %w", c, err)
 	}
 	return view, nil
 }

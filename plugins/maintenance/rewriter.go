@@ -69,17 +69,20 @@ type wave struct {
 // written through tbl seen with the intermediate codec, as their output
 // will be merged again; a forced run writes everything with the table's.
 func (rw *rewriter) wave(tbl *table.Table, groups []table.CompactionTaskGroup, commits int) ([]job, error) {
-	intermediate := tbl
+	final, err := writeView(tbl, compression{})
+	if err != nil {
+		return nil, err
+	}
+	intermediate := final
 	if !rw.env.forced {
-		var err error
-		if intermediate, err = withCompression(tbl, rw.env.s.intermediateCompression); err != nil {
+		if intermediate, err = writeView(tbl, rw.env.s.intermediateCompression); err != nil {
 			return nil, err
 		}
 	}
 	w := &wave{perCommit: (len(groups) + commits - 1) / max(commits, 1), left: len(groups)}
 	jobs := make([]job, 0, len(groups))
 	for _, g := range groups {
-		view := tbl
+		view := final
 		if g.TotalSizeBytes < rw.sel.done && !rw.sel.idle[g.PartitionKey] {
 			view = intermediate
 		}
