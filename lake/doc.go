@@ -2,7 +2,9 @@
 // catalog a connector config names, and reading the snapshot-summary
 // conventions floe's commits follow. The iceberg sink and maintenance
 // plugins and floe's table commands all use it, so a connector's catalog
-// keys mean the same thing everywhere.
+// keys mean the same thing everywhere. The sink and compaction write
+// data files through [WriteView] with [WriterProps]: the table's
+// properties over floe's Parquet page size, the connector's over both.
 //
 // # Catalog keys
 //

@@ -7,12 +7,12 @@
 // arrow-go keeps its zstd encoders in a sync.Pool, which every garbage
 // collection empties, and creates them with zstd's default 8 MiB window,
 // for which each encoder allocates a 16 MiB history. Parquet compresses
-// each page (1 MiB by Iceberg's default, 256 KiB as floe's sink writes
-// them) on its own, so no match ever reaches back further than a page.
-// In a plugin that runs under a heap limit the
-// collector runs every ~10 ms: every run threw the encoders away and the
-// next pages allocated, cleared and faulted in 16 MiB each again, and
-// the histories of the live ones took a quarter of the sink's heap.
+// each page (1 MiB by Iceberg's default, 256 KiB as floe writes them) on
+// its own, so no match ever reaches back further than a page. In a
+// plugin that runs under a heap limit the collector runs every ~10 ms:
+// every run threw the encoders away and the next pages allocated,
+// cleared and faulted in 16 MiB each again, and the histories of the
+// live ones took a quarter of the sink's heap.
 //
 // Only compression changes: the pages are standard zstd frames (any
 // reader decodes them, with a window no larger than before), and decoding
