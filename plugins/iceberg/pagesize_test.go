@@ -117,3 +117,35 @@ func namePageSizes(t *testing.T, tbl *table.Table) []int {
 	}
 	return sizes
 }
+
+// The writers share one write view per table the sink holds, made anew
+// once a commit brings a newer table.
+func TestWriteTableIsShared(t *testing.T) {
+	f := newFixture(t, nil)
+	tk := f.open(2)
+	prepare(t, tk, 1, schemaV1)
+	st := tk.knownTable("db.events")
+	before := st.view().tbl
+	first, err := st.writeTable(before, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := st.writeTable(before, nil); err != nil || again != first {
+		t.Fatalf("a second writer got %p (%v), want the shared view %p", again, err, first)
+	}
+	if got := first.Properties()[table.ParquetPageSizeBytesKey]; got != fmt.Sprint(lake.PageSizeBytes) {
+		t.Errorf("view page size %q, want %d", got, lake.PageSizeBytes)
+	}
+	step(t, tk, 1, batchV1("p", 0, 10))
+	after := st.view().tbl
+	if after == before {
+		t.Fatal("the commit did not bring a newer table")
+	}
+	next, err := st.writeTable(after, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next == first || next.Metadata().CurrentSnapshot() == nil {
+		t.Errorf("after the commit the writers got %p, want a view of the committed table", next)
+	}
+}

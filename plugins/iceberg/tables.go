@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floehq/floe/lake"
 	"github.com/floehq/floe/lake/partspec"
 	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
@@ -64,6 +65,8 @@ type tableState struct {
 	marked bool
 	// prepared holds the value schema ids the table was readied for.
 	prepared map[int64]bool
+	// written is writtenFor as the writers write it (writeTable).
+	written, writtenFor *table.Table
 
 	// The committer's view. Commit calls are serial; Frontier resets it.
 	//
@@ -105,6 +108,26 @@ func (st *tableState) setTable(tbl *table.Table) error {
 	}
 	st.tbl = tbl
 	return nil
+}
+
+// writeTable is tbl as the writers write it: props (the task's
+// write-props) laid over its properties with floe's writer defaults
+// (lake.WriterProps). Made once per table the state holds and shared by
+// the writers: a view copies the table's metadata (0.19 ms with 500
+// snapshots), which each writer's pipeline start would otherwise pay at
+// every checkpoint.
+func (st *tableState) writeTable(tbl *table.Table, props map[string]string) (*table.Table, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.writtenFor == tbl {
+		return st.written, nil
+	}
+	w, err := lake.WriteView(tbl, lake.WriterProps(tbl.Properties(), props))
+	if err != nil {
+		return nil, err
+	}
+	st.written, st.writtenFor = w, tbl
+	return w, nil
 }
 
 func specID(tbl *table.Table) int {

@@ -16,7 +16,6 @@ import (
 	icebergapi "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floehq/floe/lake"
 	_ "github.com/floehq/floe/lake/zstdpages" // zstd encoders that survive the collector
 	"github.com/floehq/floe/schemas"
 	"github.com/floehq/floe/sdk"
@@ -225,7 +224,7 @@ func (w *writer) write(it writeItem) error {
 		p = nil
 	}
 	if p == nil {
-		p = w.startPipeline(view, w.rowGroupRows(it.table.name, out))
+		p = w.startPipeline(it.table, view, w.rowGroupRows(it.table.name, out))
 		tw.current = p
 	}
 	return p.send(out)
@@ -454,7 +453,7 @@ type pipeline struct {
 	err   error
 }
 
-func (w *writer) startPipeline(view tableView, rowGroupRows int) *pipeline {
+func (w *writer) startPipeline(st *tableState, view tableView, rowGroupRows int) *pipeline {
 	p := &pipeline{
 		version: view.version,
 		tbl:     view.tbl,
@@ -465,7 +464,7 @@ func (w *writer) startPipeline(view tableView, rowGroupRows int) *pipeline {
 	// The Parquet writer and the metrics modes read their settings from
 	// the table's properties, as the Apache Iceberg sink's writers take
 	// its write-props.
-	tbl, err := lake.WriteView(view.tbl, lake.WriterProps(view.tbl.Properties(), w.t.cfg.writeProps))
+	tbl, err := st.writeTable(view.tbl, w.t.cfg.writeProps)
 	if err != nil {
 		// The pipeline fails at once: handOn and wait report the
 		// error, and drain releases what was handed on.
